@@ -1,0 +1,38 @@
+/* The command line: the verb table, option parsing shared by the verbs, and exit handling. */
+#ifndef AR_CLI_H
+#define AR_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "container.h"
+
+/* One verb: argv[0] is the verb's name.  Returns the process exit code. */
+typedef int (*ar_cmd_fn)(struct ar_ctx *ctx, int argc, char **argv);
+
+struct ar_opt {
+  const char *name; /* long name; single-dash long names work too, as with runc */
+  char short_name;  /* 0 if none */
+  enum { AR_OPT_FLAG, AR_OPT_STRING, AR_OPT_INT } kind;
+  void *target; /* bool *, const char **, int * */
+};
+
+/* Parse options up to the first non-option; returns the index of the first positional
+ * argument, or -1 after printing a usage error. */
+int ar_parse_opts(const char *verb, int argc, char **argv, const struct ar_opt *opts, size_t n);
+/* Report err (to the log and stderr) and return 1, or `code` when given one. */
+int ar_fail(ar_err *err);
+int ar_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "KILL", "SIGKILL", "9" -> 9; -1 if unknown. */
+int ar_parse_signal(const char *s);
+
+int ar_cmd_create(struct ar_ctx *, int, char **);
+int ar_cmd_run(struct ar_ctx *, int, char **);
+int ar_cmd_start(struct ar_ctx *, int, char **);
+int ar_cmd_state(struct ar_ctx *, int, char **);
+int ar_cmd_list(struct ar_ctx *, int, char **);
+int ar_cmd_kill(struct ar_ctx *, int, char **);
+int ar_cmd_delete(struct ar_ctx *, int, char **);
+int ar_cmd_spec(struct ar_ctx *, int, char **);
+
+#endif

@@ -1,0 +1,385 @@
+#include <config.h>
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <pwd.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "hooks/hooks.h"
+#include "init.h"
+#include "log.h"
+#include "statedir.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+/* Everything a create has made so far, so that a failure can take it all back. */
+struct create_job {
+  const struct ar_ctx *ctx;
+  const struct ar_create_opts *o;
+  struct ar_spec *spec;
+  struct ar_state *state;
+  struct ar_cgroup *cg;
+  struct ar_ns_plan ns;
+  struct ar_bpf bpf;
+  bool has_bpf;
+  int lock_fd;
+  int sync[2];
+  int fifo_fd;
+  int pty_master;
+  pid_t pid;
+  bool statedir_made;
+};
+
+static void job_init(struct create_job *j, const struct ar_ctx *ctx,
+                     const struct ar_create_opts *o)
+{
+  memset(j, 0, sizeof(*j));
+  j->ctx = ctx;
+  j->o = o;
+  j->lock_fd = j->fifo_fd = j->pty_master = -1;
+  j->sync[0] = j->sync[1] = -1;
+  for (int i = 0; i < AR_NS_COUNT; i++)
+    j->ns.join_fd[i] = -1;
+}
+
+/* On failure: kill the init, remove the cgroup and the state dir.  Mounts die with the init's
+ * mount namespace; nothing was mounted on the host. */
+static void job_rollback(struct create_job *j)
+{
+  ar_err err = NULL;
+  if (j->pid > 0) {
+    kill(j->pid, SIGKILL);
+    while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  }
+  if (j->cg && ar_cgroup_destroy(j->cg, &err) < 0)
+    ar_warn("rollback: %s", err->msg);
+  ar_error_free(&err);
+  if (j->statedir_made && ar_statedir_remove(j->ctx->root, j->o->id, &err) < 0)
+    ar_warn("rollback: %s", err->msg);
+  ar_error_free(&err);
+}
+
+static void job_clear(struct create_job *j)
+{
+  ar_ns_plan_clear(&j->ns);
+  if (j->has_bpf)
+    ar_bpf_clear(&j->bpf);
+  close_and_reset(j->sync[0]);
+  close_and_reset(j->sync[1]);
+  close_and_reset(j->fifo_fd);
+  close_and_reset(j->pty_master);
+  close_and_reset(j->lock_fd);
+  ar_cgroup_free(j->cg);
+  ar_spec_free(j->spec);
+  ar_state_free(j->state);
+}
+
+static char *abs_path(const char *p)
+{
+  char buf[PATH_MAX];
+  if (realpath(p, buf) == NULL)
+    return NULL;
+  return xstrdup(buf);
+}
+
+/* Stage 1: the bundle, its config and the checks that need no side effect. */
+static int load_bundle(struct create_job *j, ar_err *err)
+{
+  cleanup_free char *bundle = abs_path(j->o->bundle ? j->o->bundle : ".");
+  cleanup_free char *cfg = NULL;
+  struct ar_spec *s;
+  struct stat st;
+
+  if (bundle == NULL)
+    return ar_error(err, errno, "bundle '%s'", j->o->bundle ? j->o->bundle : ".");
+  cfg = xasprintf("%s/config.json", bundle);
+  if (ar_spec_load(cfg, "config.json", &j->spec, err) < 0)
+    return -1;
+  s = j->spec;
+  if (s->process == NULL)
+    return ar_error(err, 0, "config.json: process: missing");
+  if (s->process->terminal && j->o->console_socket == NULL && !j->o->foreground)
+    return ar_error(err, 0, "process.terminal is set: a --console-socket is needed when detached");
+  j->state = xcalloc(1, sizeof(*j->state));
+  j->state->id = xstrdup(j->o->id);
+  j->state->bundle = steal_pointer(&bundle);
+  if (s->root_path == NULL)
+    return ar_error(err, 0, "config.json: root.path: missing");
+  if (s->root_path[0] == '/')
+    j->state->rootfs = xstrdup(s->root_path);
+  else
+    j->state->rootfs = xasprintf("%s/%s", j->state->bundle, s->root_path);
+  if (stat(j->state->rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
+    return ar_error(err, errno ? errno : ENOTDIR, "config.json: root.path: rootfs '%s'",
+                    j->state->rootfs);
+  if (s->hostname && *s->hostname && !ar_spec_namespace(s, AR_NS_UTS))
+    return ar_error(err, 0, "config.json: hostname: needs a private UTS namespace");
+  if (s->process->apparmor_profile && *s->process->apparmor_profile)
+    ar_warn("process.apparmorProfile \"%s\": AppArmor is not supported, ignored",
+            s->process->apparmor_profile);
+  if (s->process->selinux_label && *s->process->selinux_label)
+    ar_warn("process.selinuxLabel: SELinux is not supported, ignored");
+  return 0;
+}
+
+/* Stage 2: state dir (exclusive: a second create of the ID fails here), seccomp, caps. */
+static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
+{
+  const struct ar_spec *s = j->spec;
+  char ts[64];
+  if (ar_statedir_create(j->ctx->root, j->o->id, &j->lock_fd, err) < 0)
+    return -1;
+  j->statedir_made = true;
+  ar_time_rfc3339(ts, sizeof(ts), false);
+  j->state->created = xstrdup(ts);
+  j->state->owner = xstrdup("");
+  for (size_t i = 0; i < s->n_annotations; i++)
+    ar_kv_set(&j->state->annotations, &j->state->n_annotations, s->annotations[i].key,
+              s->annotations[i].value);
+  if (s->linux_.seccomp) {
+    if (ar_seccomp_compile(s->linux_.seccomp, &j->bpf, err) < 0)
+      return -1;
+    j->has_bpf = true;
+    a->bpf = &j->bpf;
+  }
+  if (s->process->has_capabilities) {
+    if (ar_caps_resolve(&s->process->capabilities, &a->caps, err) < 0)
+      return ar_error_wrap(err, "config.json: process.capabilities");
+    a->has_caps = true;
+  }
+  return ar_ns_plan(s, &j->ns, err);
+}
+
+static int make_fifo(struct create_job *j, ar_err *err)
+{
+  cleanup_free char *path = ar_statedir_path(j->ctx->root, j->o->id, "exec.fifo");
+  if (mkfifo(path, 0622) < 0)
+    return ar_error(err, errno, "mkfifo '%s'", path);
+  /* O_RDWR never blocks, and keeps a writer alive so the init's read waits for `start`. */
+  j->fifo_fd = open(path, O_RDWR | O_CLOEXEC);
+  if (j->fifo_fd < 0)
+    return ar_error(err, errno, "open '%s'", path);
+  return 0;
+}
+
+/* Stage 3: the cgroup with its limits, before the init exists. */
+static int make_cgroup(struct create_job *j, ar_err *err)
+{
+  const struct ar_linux *l = &j->spec->linux_;
+  if (ar_cgroup_new(l->cgroups_path, j->o->id, j->ctx->systemd_cgroup, &j->cg, err) < 0)
+    return -1;
+  if (ar_cgroup_create(j->cg, l->has_resources ? &l->resources : NULL, err) < 0)
+    return ar_error_wrap(err, "cgroup");
+  j->state->cgroup = ar_cgroup_serialize(j->cg);
+  return 0;
+}
+
+static pid_t do_clone(int flags, int cgroup_fd)
+{
+  struct clone_args ca = {0};
+  ca.flags = flags;
+  ca.exit_signal = SIGCHLD;
+  if (cgroup_fd >= 0) {
+    ca.flags |= CLONE_INTO_CGROUP;
+    ca.cgroup = cgroup_fd;
+  }
+  return syscall(SYS_clone3, &ca, sizeof(ca));
+}
+
+/* Stage 4: clone3 into the new namespaces; the child runs init.c and never comes back. */
+static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
+{
+  int restore[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, j->sync) < 0)
+    return ar_error(err, errno, "socketpair");
+  if (ar_ns_parent_enter(j->spec, &j->ns, restore, err) < 0) {
+    ar_ns_parent_restore(restore, NULL);
+    return -1;
+  }
+  a->spec = j->spec;
+  a->process = j->spec->process;
+  a->id = j->o->id;
+  a->rootfs = j->state->rootfs;
+  a->sync_fd = j->sync[1];
+  a->fifo_fd = j->fifo_fd;
+  a->lock_fd = j->lock_fd;
+  a->no_pivot = j->o->no_pivot;
+  a->no_new_keyring = j->o->no_new_keyring;
+  a->preserve_fds = j->o->preserve_fds;
+  a->ns = &j->ns;
+  a->hooks_sync = j->spec->hooks[AR_HOOK_PRESTART].n_hooks ||
+                  j->spec->hooks[AR_HOOK_CREATE_RUNTIME].n_hooks ||
+                  j->spec->hooks[AR_HOOK_CREATE_CONTAINER].n_hooks;
+  j->pid = do_clone(j->ns.clone_flags, ar_cgroup_v2_fd(j->cg));
+  if (j->pid == 0) {
+    close(j->sync[0]);
+    ar_init_main(a);
+  }
+  if (j->pid < 0) {
+    int e = errno;
+    j->pid = 0;
+    ar_ns_parent_restore(restore, NULL);
+    return ar_error(err, e, "clone3");
+  }
+  j->sync[1] = close_and_reset(j->sync[1]);
+  return ar_ns_parent_restore(restore, err);
+}
+
+int ar_container_hooks(const struct ar_spec *s, const struct ar_state *st, enum ar_hook_phase ph,
+                       const char *status, ar_err *err)
+{
+  cleanup_free char *json = NULL;
+  if (s->hooks[ph].n_hooks == 0)
+    return 0;
+  if (ar_state_oci_json(st, status, false, &json, err) < 0)
+    return -1;
+  return ar_hooks_run(&s->hooks[ph], ph, json, err);
+}
+
+static int on_hooks_request(struct create_job *j, ar_err *err)
+{
+  cleanup_free char *json = NULL;
+  if (ar_container_hooks(j->spec, j->state, AR_HOOK_PRESTART, "created", err) < 0 ||
+      ar_container_hooks(j->spec, j->state, AR_HOOK_CREATE_RUNTIME, "created", err) < 0)
+    return -1;
+  /* The createContainer hooks run in the child and need the same document. */
+  if (ar_state_oci_json(j->state, "created", false, &json, err) < 0)
+    return -1;
+  return ar_sync_send(j->sync[0], AR_SYNC_HOOKS_DONE, 0, json, -1, err);
+}
+
+static int on_pty(struct create_job *j, int master, ar_err *err)
+{
+  if (j->o->console_socket) {
+    int r = ar_console_socket_send(j->o->console_socket, master, err);
+    close(master);
+    return r < 0 ? ar_error_wrap(err, "console socket") : 0;
+  }
+  j->pty_master = master;
+  return 0;
+}
+
+/* Stage 5: maps, then serve the child's requests until it says READY (sync 1-4). */
+static int drive_init(struct create_job *j, ar_err *err)
+{
+  struct ar_sync_msg *msg = xmalloc(sizeof(*msg));
+  int ret = -1;
+
+  j->state->pid = j->pid;
+  if (ar_cgroup_v2_fd(j->cg) < 0 && ar_cgroup_enter(j->cg, j->pid, err) < 0)
+    goto out;
+  if (j->ns.new_user && ar_ns_write_maps(j->spec, j->pid, err) < 0)
+    goto out;
+  if (ar_sync_send(j->sync[0], AR_SYNC_MAPS_DONE, 0, NULL, -1, err) < 0) /* sync 1 */
+    goto out;
+  for (;;) {
+    if (ar_sync_recv(j->sync[0], msg, err) < 0)
+      goto out;
+    if (msg->type == AR_SYNC_ERROR) {
+      ar_error_set_raw(err, msg->err_no, msg->data);
+      goto out;
+    }
+    if (msg->type == AR_SYNC_HOOKS_REQ && on_hooks_request(j, err) < 0) /* sync 2, 3 */
+      goto out;
+    if (msg->type == AR_SYNC_PTY && on_pty(j, msg->fd, err) < 0)
+      goto out;
+    if (msg->type == AR_SYNC_READY) /* sync 4 */
+      break;
+  }
+  j->state->pid_start = ar_proc_starttime(j->pid, NULL);
+  ret = 0;
+out:
+  free(msg);
+  return ret;
+}
+
+int ar_write_pid_file(const char *path, pid_t pid, ar_err *err)
+{
+  char buf[32];
+  int n = snprintf(buf, sizeof(buf), "%d", pid);
+  cleanup_free char *abs = NULL;
+  if (path[0] != '/') {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+      return ar_error(err, errno, "getcwd");
+    abs = xasprintf("%s/%s", cwd, path);
+    path = abs;
+  }
+  if (ar_write_file_atomic(path, buf, n, 0644, err) < 0)
+    return ar_error_wrap(err, "pid file");
+  return 0;
+}
+
+/* Stage 6: the record of the container: effective config, state, pid file. */
+static int commit(struct create_job *j, ar_err *err)
+{
+  cleanup_free char *cfg_path = ar_statedir_path(j->ctx->root, j->o->id, "config.json");
+  cleanup_free char *json = NULL;
+  if (ar_spec_to_json(j->spec, false, &json, err) < 0)
+    return -1;
+  if (ar_write_file_atomic(cfg_path, json, strlen(json), 0600, err) < 0)
+    return -1;
+  if (ar_state_save(j->ctx->root, j->state, err) < 0)
+    return -1;
+  if (j->o->pid_file && ar_write_pid_file(j->o->pid_file, j->pid, err) < 0)
+    return -1;
+  return 0;
+}
+
+int ar_container_create(const struct ar_ctx *ctx, const struct ar_create_opts *o,
+                        struct ar_container **ret, ar_err *err)
+{
+  struct create_job j;
+  struct ar_init_args a = {0};
+  struct ar_container *c;
+
+  if (ar_validate_id(o->id, err) < 0)
+    return -1;
+  job_init(&j, ctx, o);
+  if (load_bundle(&j, err) < 0 || prepare(&j, &a, err) < 0 || make_fifo(&j, err) < 0 ||
+      make_cgroup(&j, err) < 0 || spawn_init(&j, &a, err) < 0 || drive_init(&j, err) < 0 ||
+      commit(&j, err) < 0) {
+    job_rollback(&j);
+    job_clear(&j);
+    return -1;
+  }
+  c = xcalloc(1, sizeof(*c));
+  c->pid = j.pid;
+  c->pty_master = ar_steal_fd(&j.pty_master);
+  c->state = steal_pointer(&j.state);
+  c->spec = steal_pointer(&j.spec);
+  job_clear(&j);
+  if (ret)
+    *ret = c;
+  else
+    ar_container_free(c);
+  return 0;
+}
+
+void ar_container_free(struct ar_container *c)
+{
+  if (c == NULL)
+    return;
+  close_and_reset(c->pty_master);
+  ar_state_free(c->state);
+  ar_spec_free(c->spec);
+  free(c);
+}
+
+int ar_container_load_spec(const struct ar_ctx *ctx, const char *id, struct ar_spec **ret,
+                           ar_err *err)
+{
+  cleanup_free char *path = ar_statedir_path(ctx->root, id, "config.json");
+  return ar_spec_load(path, "state config.json", ret, err);
+}

@@ -1,0 +1,26 @@
+/* The container's filesystem, built in the child inside its new mount namespace. */
+#ifndef AR_MOUNTS_H
+#define AR_MOUNTS_H
+
+#include <stdbool.h>
+
+#include "spec/spec.h"
+
+/* Before pivot_root: make / private or as rootfsPropagation says, bind the rootfs onto itself,
+ * mount every entry of s->mounts (destinations resolved inside the rootfs, never through a
+ * symlink out of it), create the devices and the /dev symlinks. */
+int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err);
+/* pivot_root into rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/"). */
+int ar_mounts_pivot(const char *rootfs, bool no_pivot, ar_err *err);
+/* After pivot_root: masked and readonly paths, then a read-only root if root.readonly. */
+int ar_mounts_finalize(const struct ar_spec *s, ar_err *err);
+/* Bind the pty slave onto /dev/console (inside the rootfs, before pivot). */
+int ar_mounts_console(const char *rootfs, const char *slave_path, ar_err *err);
+
+/* Open path under rootfs_fd without leaving it: openat2(RESOLVE_IN_ROOT), or a safe walk. */
+int ar_openat_in_root(int rootfs_fd, const char *path, int flags, int mode, ar_err *err);
+/* mkdir -p under the root, each component resolved in the root; returns an O_PATH fd of the
+ * final directory, or of a file created there when is_file. */
+int ar_mkdir_in_root(int rootfs_fd, const char *path, bool is_file, ar_err *err);
+
+#endif
