@@ -50,6 +50,10 @@ int ar_parse_opts(const char *verb, int argc, char **argv, const struct ar_opt *
     }
     if (o->kind == AR_OPT_FLAG) {
       *(bool *)o->target = true;
+    } else if (o->kind == AR_OPT_LIST) {
+      struct ar_strlist *l = o->target;
+      l->v = xrealloc(l->v, (l->n + 1) * sizeof(char *));
+      l->v[l->n++] = optarg;
     } else if (o->kind == AR_OPT_STRING) {
       *(const char **)o->target = optarg;
     } else {
@@ -115,3 +119,22 @@ int ar_parse_signal(const char *s)
   }
   return -1;
 }
+
+static volatile pid_t forward_pid;
+
+static void forward_signal(int sig)
+{
+  if (forward_pid > 0)
+    kill(forward_pid, sig);
+}
+
+void ar_forward_signals(pid_t pid)
+{
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+  forward_pid = pid;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+    sigaction(sigs[i], &sa, NULL);
+}
+

@@ -53,24 +53,6 @@ int ar_cmd_create(struct ar_ctx *ctx, int argc, char **argv)
   return 0;
 }
 
-static volatile pid_t forward_pid;
-
-static void forward_signal(int sig)
-{
-  if (forward_pid > 0)
-    kill(forward_pid, sig);
-}
-
-static void forward_signals(pid_t pid)
-{
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
-  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
-  forward_pid = pid;
-  sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-    sigaction(sigs[i], &sa, NULL);
-}
-
 static int wait_exit_code(pid_t pid)
 {
   int status;
@@ -95,7 +77,7 @@ int ar_cmd_run(struct ar_ctx *ctx, int argc, char **argv)
   if (ar_container_create(ctx, &ca.o, &c, &err) < 0)
     return ar_fail(&err);
   if (!ca.detach)
-    forward_signals(c->pid);
+    ar_forward_signals(c->pid);
   if (ar_container_start(ctx, ca.o.id, &err) < 0) {
     ar_container_delete(ctx, ca.o.id, true, NULL);
     ar_container_free(c);

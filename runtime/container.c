@@ -2,9 +2,9 @@
 #include "container.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/sched.h>
 #include <pwd.h>
 #include <signal.h>
 #include <string.h>
@@ -17,6 +17,8 @@
 #include "hooks/hooks.h"
 #include "init.h"
 #include "log.h"
+#include "policy.h"
+#include "agent-seccomp.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -30,8 +32,9 @@ struct create_job {
   struct ar_state *state;
   struct ar_cgroup *cg;
   struct ar_ns_plan ns;
-  struct ar_bpf bpf;
-  bool has_bpf;
+  struct ar_bpf bpf, agent_bpf;
+  bool has_bpf, has_agent_bpf;
+  struct ar_effective *eff;
   int lock_fd;
   int sync[2];
   int fifo_fd;
@@ -75,6 +78,9 @@ static void job_clear(struct create_job *j)
   ar_ns_plan_clear(&j->ns);
   if (j->has_bpf)
     ar_bpf_clear(&j->bpf);
+  if (j->has_agent_bpf)
+    ar_bpf_clear(&j->agent_bpf);
+  ar_effective_free(j->eff);
   close_and_reset(j->sync[0]);
   close_and_reset(j->sync[1]);
   close_and_reset(j->fifo_fd);
@@ -93,6 +99,18 @@ static char *abs_path(const char *p)
   return xstrdup(buf);
 }
 
+/* Stage 1a: harden the caller's spec; from here on only the effective spec exists. */
+static int apply_policy(struct create_job *j, ar_err *err)
+{
+  struct ar_host_policy *hp = NULL;
+  int ret;
+  if (ar_policy_load(j->ctx->policy_path, &hp, err) < 0)
+    return -1;
+  ret = ar_policy_apply(hp, j->spec, j->o->id, &j->eff, err);
+  ar_host_policy_free(hp);
+  return ret;
+}
+
 /* Stage 1: the bundle, its config and the checks that need no side effect. */
 static int load_bundle(struct create_job *j, ar_err *err)
 {
@@ -109,6 +127,8 @@ static int load_bundle(struct create_job *j, ar_err *err)
   s = j->spec;
   if (s->process == NULL)
     return ar_error(err, 0, "config.json: process: missing");
+  if (apply_policy(j, err) < 0)
+    return -1;
   if (s->process->terminal && j->o->console_socket == NULL && !j->o->foreground)
     return ar_error(err, 0, "process.terminal is set: a --console-socket is needed when detached");
   j->state = xcalloc(1, sizeof(*j->state));
@@ -133,6 +153,23 @@ static int load_bundle(struct create_job *j, ar_err *err)
   return 0;
 }
 
+/* The job's netns: fresh from clone when no hook needs to see the engine's, else unshared in
+ * the child after prestart/createRuntime ran, leaving whatever the engine wired behind. */
+static int plan_network(struct create_job *j, struct ar_init_args *a, ar_err *err)
+{
+  const struct ar_spec *s = j->spec;
+  if (!j->eff->isolate_net)
+    return 0;
+  a->net_lo_up = true;
+  if (s->hooks[AR_HOOK_PRESTART].n_hooks || s->hooks[AR_HOOK_CREATE_RUNTIME].n_hooks) {
+    a->net_unshare = true;
+    return 0;
+  }
+  j->ns.join_fd[AR_NS_NETWORK] = close_and_reset(j->ns.join_fd[AR_NS_NETWORK]);
+  j->ns.clone_flags |= CLONE_NEWNET;
+  return 0;
+}
+
 /* Stage 2: state dir (exclusive: a second create of the ID fails here), seccomp, caps. */
 static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
 {
@@ -153,12 +190,20 @@ static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
     j->has_bpf = true;
     a->bpf = &j->bpf;
   }
+  if (j->eff->agent_seccomp) {
+    if (ar_agent_filter_compile(false, &j->agent_bpf, err) < 0)
+      return -1;
+    j->has_agent_bpf = true;
+    a->agent_bpf = &j->agent_bpf;
+  }
   if (s->process->has_capabilities) {
     if (ar_caps_resolve(&s->process->capabilities, &a->caps, err) < 0)
       return ar_error_wrap(err, "config.json: process.capabilities");
     a->has_caps = true;
   }
-  return ar_ns_plan(s, &j->ns, err);
+  if (ar_ns_plan(s, &j->ns, err) < 0)
+    return -1;
+  return plan_network(j, a, err);
 }
 
 static int make_fifo(struct create_job *j, ar_err *err)
@@ -185,18 +230,6 @@ static int make_cgroup(struct create_job *j, ar_err *err)
   return 0;
 }
 
-static pid_t do_clone(int flags, int cgroup_fd)
-{
-  struct clone_args ca = {0};
-  ca.flags = flags;
-  ca.exit_signal = SIGCHLD;
-  if (cgroup_fd >= 0) {
-    ca.flags |= CLONE_INTO_CGROUP;
-    ca.cgroup = cgroup_fd;
-  }
-  return syscall(SYS_clone3, &ca, sizeof(ca));
-}
-
 /* Stage 4: clone3 into the new namespaces; the child runs init.c and never comes back. */
 static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
 {
@@ -221,7 +254,7 @@ static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
   a->hooks_sync = j->spec->hooks[AR_HOOK_PRESTART].n_hooks ||
                   j->spec->hooks[AR_HOOK_CREATE_RUNTIME].n_hooks ||
                   j->spec->hooks[AR_HOOK_CREATE_CONTAINER].n_hooks;
-  j->pid = do_clone(j->ns.clone_flags, ar_cgroup_v2_fd(j->cg));
+  j->pid = ar_clone3(j->ns.clone_flags, ar_cgroup_v2_fd(j->cg));
   if (j->pid == 0) {
     close(j->sync[0]);
     ar_init_main(a);
@@ -332,6 +365,12 @@ static int commit(struct create_job *j, ar_err *err)
     return -1;
   if (ar_state_save(j->ctx->root, j->state, err) < 0)
     return -1;
+  if (j->eff) {
+    cleanup_free char *pol_path = ar_statedir_path(j->ctx->root, j->o->id, "policy.json");
+    cleanup_free char *pol = ar_effective_to_json(j->eff, true);
+    if (ar_write_file_atomic(pol_path, pol, strlen(pol), 0600, err) < 0)
+      return -1;
+  }
   if (j->o->pid_file && ar_write_pid_file(j->o->pid_file, j->pid, err) < 0)
     return -1;
   return 0;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -126,6 +127,8 @@ static int stage_create_hooks(struct init_run *r, ar_err *err)
   }
   r->hooks_state = xstrdup(msg->data);
   free(msg);
+  if (r->a->net_unshare && unshare(CLONE_NEWNET) < 0)
+    return ar_error(err, errno, "unshare a fresh network namespace");
   return ar_hooks_run(&r->a->spec->hooks[AR_HOOK_CREATE_CONTAINER], AR_HOOK_CREATE_CONTAINER,
                       r->hooks_state, err);
 }
@@ -157,6 +160,8 @@ static int stage_rootfs(struct init_run *r, ar_err *err)
   if (set_names(s, err) < 0)
     return -1;
   if (stage_create_hooks(r, err) < 0)
+    return -1;
+  if (r->a->net_lo_up && ar_net_lo_up(err) < 0)
     return -1;
   if (ar_mounts_pivot(r->a->rootfs, r->a->no_pivot, err) < 0)
     return -1;
@@ -203,18 +208,28 @@ static int stage_wait_start(struct init_run *r, ar_err *err)
   return 0;
 }
 
+/* The config's filter, then the agent filter on top: the kernel runs both, the strictest wins. */
+static int load_filters(struct init_run *r, int *listener, ar_err *err)
+{
+  if (r->a->bpf && ar_seccomp_load(r->a->bpf, listener, err) < 0)
+    return -1;
+  if (r->a->agent_bpf && ar_seccomp_load(r->a->agent_bpf, listener, err) < 0)
+    return ar_error_wrap(err, "agent seccomp filter");
+  return 0;
+}
+
 /* Seccomp goes last; without no_new_privs it must precede the caps drop (it needs SYS_ADMIN). */
 static int stage_credentials(struct init_run *r, ar_err *err)
 {
   const struct ar_process *p = r->a->process;
   int listener = -1;
-  if (!p->no_new_privileges && r->a->bpf && ar_seccomp_load(r->a->bpf, &listener, err) < 0)
+  if (!p->no_new_privileges && load_filters(r, &listener, err) < 0)
     return -1;
   if (ar_caps_apply_user(p, r->a->has_caps ? &r->a->caps : NULL, err) < 0)
     return -1;
   if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return ar_error(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
-  if (p->no_new_privileges && r->a->bpf && ar_seccomp_load(r->a->bpf, &listener, err) < 0)
+  if (p->no_new_privileges && load_filters(r, &listener, err) < 0)
     return -1;
   close_and_reset(listener);
   if (p->cwd && chdir(p->cwd) < 0)

@@ -23,7 +23,10 @@ struct ar_init_args {
   bool hooks_sync;    /* ask the parent to run prestart/createRuntime hooks */
   int preserve_fds;
   struct ar_ns_plan *ns;
-  const struct ar_bpf *bpf; /* NULL: no filter */
+  const struct ar_bpf *bpf;       /* the config's filter; NULL: none */
+  const struct ar_bpf *agent_bpf; /* the policy's filter, stacked on top; NULL: none */
+  bool net_unshare;               /* policy: a fresh netns after the hooks ran */
+  bool net_lo_up;                 /* policy: bring lo up in the job's netns */
   struct ar_capmask caps;
   bool has_caps;
 };

@@ -23,6 +23,9 @@ static const struct {
     {"delete", ar_cmd_delete, "delete a container and everything it made"},
     {"list", ar_cmd_list, "list containers"},
     {"spec", ar_cmd_spec, "write a default config.json"},
+    {"exec", ar_cmd_exec, "run a new process inside a running container"},
+    {"inspect", ar_cmd_inspect, "show the effective spec and what the policy did"},
+    {"policy", ar_cmd_policy, "policy show: print the host policy in force"},
 };
 
 static void usage(FILE *f)

@@ -23,4 +23,24 @@ int ar_openat_in_root(int rootfs_fd, const char *path, int flags, int mode, ar_e
  * final directory, or of a file created there when is_file. */
 int ar_mkdir_in_root(int rootfs_fd, const char *path, bool is_file, ar_err *err);
 
+/* A path resolved inside a root (runtime/inroot.c): the object, its parent directory and its
+ * name there (to reopen it once something is mounted on top), and its symlink-free path
+ * ("/dev/pts"; "/" for the root itself, which has parent -1). */
+struct ar_in_root {
+  int fd;      /* O_PATH */
+  int parent;  /* O_PATH, -1 for the root */
+  char *name;  /* NULL for the root */
+  char *path;
+  bool created; /* the last component did not exist and was created */
+};
+/* create: 0 (missing is ENOENT), S_IFDIR (mkdir -p) or S_IFREG (dirs, then an empty file).
+ * Symlinks are followed, the last one too, but never out of the root. */
+int ar_resolve_in_root(int rootfs_fd, const char *path, int create, struct ar_in_root *ret,
+                       ar_err *err);
+/* Open the object again through its parent: the fd then sees a mount made on it since. */
+int ar_in_root_reopen(const struct ar_in_root *r, int flags, ar_err *err);
+void ar_in_root_clear(struct ar_in_root *r);
+/* Lexically clean an absolute path: "//a/./b/" -> "/a/b" (".." is kept: only a walk knows). */
+char *ar_path_clean(const char *path);
+
 #endif

@@ -3,7 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/sched.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <string.h>
 
 #include "utils.h"
@@ -137,5 +143,32 @@ int ar_ns_join(struct ar_ns_plan *plan, ar_err *err)
     if (fd >= 0 && setns(fd, ar_ns_clone_flag(order[i])) < 0)
       return ar_error(err, errno, "join the %s namespace", ar_ns_name(order[i]));
   }
+  return 0;
+}
+
+pid_t ar_clone3(int flags, int cgroup_fd)
+{
+  struct clone_args ca = {0};
+  ca.flags = flags;
+  ca.exit_signal = SIGCHLD;
+  if (cgroup_fd >= 0) {
+    ca.flags |= CLONE_INTO_CGROUP;
+    ca.cgroup = cgroup_fd;
+  }
+  return syscall(SYS_clone3, &ca, sizeof(ca));
+}
+
+int ar_net_lo_up(ar_err *err)
+{
+  struct ifreq ifr = {0};
+  cleanup_close int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return ar_error(err, errno, "loopback: socket");
+  strcpy(ifr.ifr_name, "lo");
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+    return ar_error(err, errno, "loopback: get flags");
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+    return ar_error(err, errno, "loopback: bring up");
   return 0;
 }

@@ -27,4 +27,10 @@ int ar_ns_write_maps(const struct ar_spec *s, pid_t pid, ar_err *err);
 /* Child: join the namespaces given by path (user first), except pid and time. */
 int ar_ns_join(struct ar_ns_plan *plan, ar_err *err);
 
+/* clone3 as a fork: the child returns 0.  cgroup_fd >= 0 adds CLONE_INTO_CGROUP. */
+pid_t ar_clone3(int flags, int cgroup_fd);
+
+/* Bring lo up in the current network namespace. */
+int ar_net_lo_up(ar_err *err);
+
 #endif

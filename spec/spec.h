@@ -376,6 +376,9 @@ void ar_seccomp_free(struct ar_seccomp *s);
 
 /* ---- emitting (spec/emit.c) ---- the full spec back to JSON: `spec`, sandbox bundles, inspect. */
 int ar_spec_to_json(const struct ar_spec *s, bool pretty, char **ret, ar_err *err);
+/* A bare process object (as process.json) and a bare resources object (as `update --resources`). */
+int ar_process_to_json(const struct ar_process *p, bool pretty, char **ret, ar_err *err);
+int ar_resources_to_json(const struct ar_resources *r, bool pretty, char **ret, ar_err *err);
 
 /* ---- the default config of `agentrun spec` (spec/default.c) ---- */
 struct ar_spec *ar_spec_default(bool rootless);

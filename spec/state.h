@@ -28,7 +28,8 @@ int ar_state_parse(const char *json, size_t len, struct ar_state **ret, ar_err *
 void ar_state_free(struct ar_state *st);
 
 /* The document `state` prints and hooks read on stdin:
- * ociVersion id status pid bundle rootfs created owner annotations.  pid is omitted when 0. */
+ * ociVersion id pid status bundle rootfs created annotations owner, in runc's order.  pid is
+ * always there (0 once stopped) and annotations only when there are some, as runc prints them. */
 int ar_state_oci_json(const struct ar_state *st, const char *status, bool pretty, char **ret,
                       ar_err *err);
 

@@ -1,0 +1,195 @@
+/* The policy's device, path and sysctl controls. */
+#include <config.h>
+#include "policy.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "utils.h"
+
+struct dev_default {
+  const char *path;
+  char type;
+  int major, minor;
+};
+
+/* The only devices an agent job gets, unless the host policy lists more. */
+static const struct dev_default default_devices[] = {
+    {"/dev/null", 'c', 1, 3},    {"/dev/zero", 'c', 1, 5}, {"/dev/full", 'c', 1, 7},
+    {"/dev/random", 'c', 1, 8},  {"/dev/urandom", 'c', 1, 9}, {"/dev/tty", 'c', 5, 0},
+    {"/dev/ptmx", 'c', 5, 2}};
+
+static const char *const default_masked[] = {
+    "/proc/acpi",          "/proc/asound",     "/proc/kcore",       "/proc/keys",
+    "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+    "/proc/scsi",          "/sys/firmware",    "/sys/devices/virtual/powercap"};
+static const char *const default_readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                               "/proc/sysrq-trigger"};
+
+static bool host_allows(const struct ar_host_policy *hp, const char *path)
+{
+  for (size_t i = 0; i < hp->n_devices; i++)
+    if (strcmp(hp->devices[i], path) == 0)
+      return true;
+  return false;
+}
+
+static bool is_default(const char *path)
+{
+  for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
+    if (strcmp(default_devices[i].path, path) == 0)
+      return true;
+  return false;
+}
+
+static void add_rule(struct ar_resources *res, bool allow, char type, int64_t major, int64_t minor,
+                     const char *access)
+{
+  struct ar_device_rule *d;
+  res->devices = xrealloc(res->devices, (res->n_devices + 1) * sizeof(*res->devices));
+  d = &res->devices[res->n_devices++];
+  memset(d, 0, sizeof(*d));
+  d->allow = allow;
+  d->type = type;
+  d->has_major = major >= 0;
+  d->major = major;
+  d->has_minor = minor >= 0;
+  d->minor = minor;
+  d->access = xstrdup(access);
+}
+
+/* Keep the config's devices that are defaults or allowed by the host; drop the rest. */
+static size_t filter_devices(struct ar_policy_run *r)
+{
+  struct ar_linux *l = &r->s->linux_;
+  size_t keep = 0, dropped = 0;
+  for (size_t i = 0; i < l->n_devices; i++) {
+    struct ar_device *d = &l->devices[i];
+    if (is_default(d->path) || host_allows(r->hp, d->path)) {
+      l->devices[keep++] = *d;
+      continue;
+    }
+    ar_policy_note(r, "devices", "tightened", "dropped %s (%c %lld:%lld)", d->path, d->type,
+                   (long long)d->major, (long long)d->minor);
+    free(d->path);
+    dropped++;
+  }
+  l->n_devices = keep;
+  return dropped;
+}
+
+static void clear_rules(struct ar_resources *res)
+{
+  for (size_t i = 0; i < res->n_devices; i++)
+    free(res->devices[i].access);
+  free(res->devices);
+  res->devices = NULL;
+  res->n_devices = 0;
+}
+
+/* The cgroup sees: deny all, then the defaults, pts, and the host-allowed devices. */
+static void device_rules(struct ar_policy_run *r)
+{
+  struct ar_resources *res = &r->s->linux_.resources;
+  const struct ar_linux *l = &r->s->linux_;
+  clear_rules(res);
+  add_rule(res, false, 'a', -1, -1, "rwm");
+  for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
+    add_rule(res, true, default_devices[i].type, default_devices[i].major,
+             default_devices[i].minor, "rwm");
+  add_rule(res, true, 'c', 136, -1, "rwm"); /* /dev/pts/N */
+  for (size_t i = 0; i < l->n_devices; i++)
+    if (!is_default(l->devices[i].path))
+      add_rule(res, true, l->devices[i].type == 'b' ? 'b' : 'c', l->devices[i].major,
+               l->devices[i].minor, "rwm");
+  r->s->linux_.has_resources = true;
+}
+
+int ar_policy_devices(struct ar_policy_run *r)
+{
+  size_t dropped;
+  if (!r->hp->control[AR_CTL_DEVICES])
+    return ar_policy_note(r, "devices", "off", "host policy: the config's devices"), 0;
+  dropped = filter_devices(r);
+  device_rules(r);
+  ar_policy_note(r, "devices", dropped ? "tightened" : "set",
+                 "null zero full random urandom tty ptmx%s", r->hp->n_devices ? " + host list" : "");
+  return 0;
+}
+
+static bool has_path(char **v, size_t n, const char *p)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(v[i], p) == 0)
+      return true;
+  return false;
+}
+
+static size_t add_paths(char ***v, size_t *n, const char *const *add, size_t n_add)
+{
+  size_t added = 0;
+  for (size_t i = 0; i < n_add; i++) {
+    if (has_path(*v, *n, add[i]))
+      continue;
+    *v = xrealloc(*v, (*n + 2) * sizeof(char *));
+    (*v)[(*n)++] = xstrdup(add[i]);
+    (*v)[*n] = NULL;
+    added++;
+  }
+  return added;
+}
+
+int ar_policy_paths(struct ar_policy_run *r)
+{
+  struct ar_linux *l = &r->s->linux_;
+  size_t added;
+  if (!r->hp->control[AR_CTL_MASKED_PATHS])
+    return ar_policy_note(r, "masked_paths", "off", "host policy"), 0;
+  added = add_paths(&l->masked_paths, &l->n_masked_paths, default_masked,
+                    ARRAY_SIZE(default_masked));
+  added += add_paths(&l->readonly_paths, &l->n_readonly_paths, default_readonly,
+                     ARRAY_SIZE(default_readonly));
+  r->s->has_linux = true;
+  ar_policy_note(r, "masked_paths", added ? "tightened" : "kept",
+                 "OCI default masked and readonly paths present (%zu added)", added);
+  return 0;
+}
+
+/* Sysctls the container's own namespaces confine (runc's list). */
+static bool sysctl_namespaced(const struct ar_spec *s, const char *key)
+{
+  static const char *const ipc[] = {"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",
+                                    "kernel.sem",    "kernel.shmall", "kernel.shmmax",
+                                    "kernel.shmmni", "kernel.shm_rmid_forced"};
+  for (size_t i = 0; i < ARRAY_SIZE(ipc); i++)
+    if (strcmp(key, ipc[i]) == 0)
+      return ar_spec_namespace(s, AR_NS_IPC) != NULL;
+  if (strncmp(key, "fs.mqueue.", 10) == 0)
+    return ar_spec_namespace(s, AR_NS_IPC) != NULL;
+  if (strncmp(key, "net.", 4) == 0)
+    return true; /* the job always gets its own netns under the policy */
+  if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0)
+    return ar_spec_namespace(s, AR_NS_UTS) != NULL;
+  return false;
+}
+
+int ar_policy_sysctl(struct ar_policy_run *r)
+{
+  struct ar_linux *l = &r->s->linux_;
+  size_t keep = 0;
+  if (!r->hp->control[AR_CTL_SYSCTL])
+    return ar_policy_note(r, "sysctl", "off", "host policy"), 0;
+  for (size_t i = 0; i < l->n_sysctl; i++) {
+    if (sysctl_namespaced(r->s, l->sysctl[i].key)) {
+      l->sysctl[keep++] = l->sysctl[i];
+      continue;
+    }
+    ar_policy_note(r, "sysctl", "tightened", "dropped %s: not confined by the namespaces",
+                   l->sysctl[i].key);
+    free(l->sysctl[i].key);
+    free(l->sysctl[i].value);
+  }
+  l->n_sysctl = keep;
+  return 0;
+}
