@@ -45,5 +45,6 @@ int ar_cmd_spec(struct ar_ctx *, int, char **);
 int ar_cmd_exec(struct ar_ctx *, int, char **);
 int ar_cmd_inspect(struct ar_ctx *, int, char **);
 int ar_cmd_policy(struct ar_ctx *, int, char **);
+int ar_cmd_sandbox(struct ar_ctx *, int, char **);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "log.h"
-#include "terminal.h"
+#include "run.h"
 #include "utils.h"
 
 struct create_args {
@@ -53,47 +53,19 @@ int ar_cmd_create(struct ar_ctx *ctx, int argc, char **argv)
   return 0;
 }
 
-static int wait_exit_code(pid_t pid)
-{
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return 255;
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  return 128 + WTERMSIG(status);
-}
-
 int ar_cmd_run(struct ar_ctx *ctx, int argc, char **argv)
 {
   struct create_args ca = {0};
-  struct ar_container *c = NULL;
+  struct ar_run_opts ro = {0};
+  struct ar_run_result res;
   ar_err err = NULL;
-  int code;
 
   if (parse("run", argc, argv, &ca) < 0)
     return 1;
   ca.o.foreground = !ca.detach;
-  if (ar_container_create(ctx, &ca.o, &c, &err) < 0)
+  ro.detach = ca.detach;
+  ro.keep = ca.keep;
+  if (ar_container_run(ctx, &ca.o, &ro, &res, &err) < 0)
     return ar_fail(&err);
-  if (!ca.detach)
-    ar_forward_signals(c->pid);
-  if (ar_container_start(ctx, ca.o.id, &err) < 0) {
-    ar_container_delete(ctx, ca.o.id, true, NULL);
-    ar_container_free(c);
-    return ar_fail(&err);
-  }
-  if (ca.detach) {
-    ar_container_free(c);
-    return 0;
-  }
-  if (c->pty_master >= 0 && ar_pty_proxy(c->pty_master, &err) < 0) {
-    ar_warn("terminal: %s", err->msg);
-    ar_error_free(&err);
-  }
-  code = wait_exit_code(c->pid);
-  if (!ca.keep && ar_container_delete(ctx, ca.o.id, true, &err) < 0)
-    ar_fail(&err);
-  ar_container_free(c);
-  return code;
+  return res.exit_code;
 }

@@ -17,6 +17,8 @@
 #include "hooks/hooks.h"
 #include "init.h"
 #include "log.h"
+#include "audit.h"
+#include "monitor-spawn.h"
 #include "policy.h"
 #include "agent-seccomp.h"
 #include "statedir.h"
@@ -37,6 +39,8 @@ struct create_job {
   struct ar_effective *eff;
   int lock_fd;
   int sync[2];
+  int mon[2]; /* init -> monitor: the exec audit's listener */
+  pid_t monitor_pid;
   int fifo_fd;
   int pty_master;
   pid_t pid;
@@ -51,6 +55,7 @@ static void job_init(struct create_job *j, const struct ar_ctx *ctx,
   j->o = o;
   j->lock_fd = j->fifo_fd = j->pty_master = -1;
   j->sync[0] = j->sync[1] = -1;
+  j->mon[0] = j->mon[1] = -1;
   for (int i = 0; i < AR_NS_COUNT; i++)
     j->ns.join_fd[i] = -1;
 }
@@ -60,6 +65,10 @@ static void job_init(struct create_job *j, const struct ar_ctx *ctx,
 static void job_rollback(struct create_job *j)
 {
   ar_err err = NULL;
+  if (j->monitor_pid > 0) {
+    kill(j->monitor_pid, SIGKILL);
+    waitpid(j->monitor_pid, NULL, 0);
+  }
   if (j->pid > 0) {
     kill(j->pid, SIGKILL);
     while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
@@ -83,6 +92,8 @@ static void job_clear(struct create_job *j)
   ar_effective_free(j->eff);
   close_and_reset(j->sync[0]);
   close_and_reset(j->sync[1]);
+  close_and_reset(j->mon[0]);
+  close_and_reset(j->mon[1]);
   close_and_reset(j->fifo_fd);
   close_and_reset(j->pty_master);
   close_and_reset(j->lock_fd);
@@ -108,6 +119,10 @@ static int apply_policy(struct create_job *j, ar_err *err)
     return -1;
   ret = ar_policy_apply(hp, j->spec, j->o->id, &j->eff, err);
   ar_host_policy_free(hp);
+  if (ret == 0 && j->o->audit_path && j->eff->audit) {
+    free(j->eff->audit_path);
+    j->eff->audit_path = xstrdup(j->o->audit_path);
+  }
   return ret;
 }
 
@@ -170,6 +185,23 @@ static int plan_network(struct create_job *j, struct ar_init_args *a, ar_err *er
   return 0;
 }
 
+/* One seccomp listener per process: when the config's filter has SCMP_ACT_NOTIFY rules, its
+ * listener wins and the exec audit is off for this container (the audit log says so). */
+static int agent_filter(struct create_job *j, struct ar_init_args *a, ar_err *err)
+{
+  bool audit_exec = j->eff->audit && !(j->has_bpf && j->bpf.wants_listener);
+  if (ar_agent_filter_compile(audit_exec, &j->agent_bpf, err) < 0)
+    return -1;
+  j->has_agent_bpf = true;
+  a->agent_bpf = &j->agent_bpf;
+  j->state->agent_seccomp = true;
+  j->state->audit_exec = audit_exec;
+  if (audit_exec && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, j->mon) < 0)
+    return ar_error(err, errno, "socketpair");
+  a->mon_fd = j->mon[1];
+  return 0;
+}
+
 /* Stage 2: state dir (exclusive: a second create of the ID fails here), seccomp, caps. */
 static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
 {
@@ -190,12 +222,8 @@ static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
     j->has_bpf = true;
     a->bpf = &j->bpf;
   }
-  if (j->eff->agent_seccomp) {
-    if (ar_agent_filter_compile(false, &j->agent_bpf, err) < 0)
-      return -1;
-    j->has_agent_bpf = true;
-    a->agent_bpf = &j->agent_bpf;
-  }
+  if (j->eff->agent_seccomp && agent_filter(j, a, err) < 0)
+    return -1;
   if (s->process->has_capabilities) {
     if (ar_caps_resolve(&s->process->capabilities, &a->caps, err) < 0)
       return ar_error_wrap(err, "config.json: process.capabilities");
@@ -337,6 +365,39 @@ out:
   return ret;
 }
 
+/* Stage 5b: the monitor, when there is a deadline to keep or an audit to write. */
+static int start_monitor(struct create_job *j, ar_err *err)
+{
+  cleanup_free char *dir = ar_statedir_path(j->ctx->root, j->o->id, NULL);
+  struct ar_mon_params p = {0};
+  bool v2 = ar_cgroup_detect_mode() == AR_CGROUP_V2;
+  if (j->eff == NULL || (j->eff->timeout_ms == 0 && !j->eff->audit))
+    return 0;
+  p.id = j->o->id;
+  p.state_dir = dir;
+  p.init_pid = j->pid;
+  p.init_sock = j->mon[0];
+  p.timeout_ms = j->eff->timeout_ms;
+  p.audit_path = j->eff->audit ? j->eff->audit_path : NULL;
+  p.audit_max_bytes = j->eff->audit_max_bytes;
+  p.audit_syslog = j->eff->audit_syslog;
+  p.cg_v2 = v2 ? ar_cgroup_path(j->cg, "") : NULL;
+  p.cg_mem = v2 ? NULL : ar_cgroup_path(j->cg, "memory");
+  p.cg_cpu = v2 ? NULL : ar_cgroup_path(j->cg, "cpuacct");
+  p.cg_pids = v2 ? NULL : ar_cgroup_path(j->cg, "pids");
+  p.cg_freezer = v2 ? NULL : ar_cgroup_path(j->cg, "freezer");
+  if (ar_monitor_spawn(&p, &j->monitor_pid, err) < 0)
+    return -1;
+  j->state->monitor_pid = j->monitor_pid;
+  if (j->eff->audit) {
+    cleanup_free char *summary = ar_effective_to_json(j->eff, false);
+    j->state->audit_log = xstrdup(j->eff->audit_path);
+    if (ar_audit_event(j->eff->audit_path, j->o->id, "create", "policy", summary, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 int ar_write_pid_file(const char *path, pid_t pid, ar_err *err)
 {
   char buf[32];
@@ -380,7 +441,7 @@ int ar_container_create(const struct ar_ctx *ctx, const struct ar_create_opts *o
                         struct ar_container **ret, ar_err *err)
 {
   struct create_job j;
-  struct ar_init_args a = {0};
+  struct ar_init_args a = {.mon_fd = -1};
   struct ar_container *c;
 
   if (ar_validate_id(o->id, err) < 0)
@@ -388,7 +449,7 @@ int ar_container_create(const struct ar_ctx *ctx, const struct ar_create_opts *o
   job_init(&j, ctx, o);
   if (load_bundle(&j, err) < 0 || prepare(&j, &a, err) < 0 || make_fifo(&j, err) < 0 ||
       make_cgroup(&j, err) < 0 || spawn_init(&j, &a, err) < 0 || drive_init(&j, err) < 0 ||
-      commit(&j, err) < 0) {
+      start_monitor(&j, err) < 0 || commit(&j, err) < 0) {
     job_rollback(&j);
     job_clear(&j);
     return -1;

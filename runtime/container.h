@@ -26,6 +26,7 @@ struct ar_create_opts {
   bool no_new_keyring;
   int preserve_fds;
   bool foreground; /* `run` without -d: a terminal without a console socket is proxied */
+  const char *audit_path; /* sandbox --audit: this file instead of the policy's audit dir */
 };
 
 /* What create hands back to `run`: the init is our child. */

@@ -20,8 +20,8 @@ struct default_dev {
 
 /* runtime-spec config-linux.md "Default Devices" (/dev/console and /dev/ptmx are made apart). */
 static const struct default_dev default_devs[] = {
-    {"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
-    {"/dev/random", 1, 8},  {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
+    {"/dev/null", 1, 3},   {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+    {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
 };
 
 bool ar_devices_needed(const struct ar_spec *s)
@@ -58,8 +58,7 @@ static mode_t node_type(char type)
 
 static bool same_node(const struct stat *st, mode_t type, dev_t dev)
 {
-  return (st->st_mode & S_IFMT) == type &&
-         (type == S_IFIFO || st->st_rdev == dev);
+  return (st->st_mode & S_IFMT) == type && (type == S_IFIFO || st->st_rdev == dev);
 }
 
 /* In a user namespace mknod is EPERM: bind the host's node, once we know it is the one asked. */
@@ -156,11 +155,8 @@ static bool spec_has_device(const struct ar_spec *s, const char *path)
 static int dev_links(int devfd, ar_err *err)
 {
   static const char *const links[][2] = {
-      {"/proc/self/fd", "fd"},
-      {"/proc/self/fd/0", "stdin"},
-      {"/proc/self/fd/1", "stdout"},
-      {"/proc/self/fd/2", "stderr"},
-      {"/proc/kcore", "core"},
+      {"/proc/self/fd", "fd"},       {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
+      {"/proc/self/fd/2", "stderr"}, {"/proc/kcore", "core"},
   };
 
   /* The ptmx of the container's own devpts instance, never the host's. */

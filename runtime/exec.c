@@ -13,6 +13,8 @@
 #include "cli.h"
 #include "init.h"
 #include "log.h"
+#include "agent-seccomp.h"
+#include "monitor-spawn.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -24,8 +26,9 @@ struct exec_job {
   struct ar_process *proc;
   struct ar_cgroup *cg;
   struct ar_ns_plan ns;
-  struct ar_bpf bpf;
-  bool has_bpf;
+  struct ar_bpf bpf, agent_bpf;
+  bool has_bpf, has_agent_bpf;
+  const char *root;
   int sync[2];
   int pty_master;
   pid_t pid;
@@ -36,6 +39,8 @@ static void job_clear(struct exec_job *j)
   ar_ns_plan_clear(&j->ns);
   if (j->has_bpf)
     ar_bpf_clear(&j->bpf);
+  if (j->has_agent_bpf)
+    ar_bpf_clear(&j->agent_bpf);
   close_and_reset(j->sync[0]);
   close_and_reset(j->sync[1]);
   close_and_reset(j->pty_master);
@@ -92,6 +97,12 @@ static int load(const struct ar_ctx *ctx, const struct ar_exec_opts *o, struct e
       return -1;
     j->has_bpf = true;
   }
+  /* Exec sessions get the same agent filter and the same exec audit as the init. */
+  if (j->st->agent_seccomp) {
+    if (ar_agent_filter_compile(j->st->audit_exec, &j->agent_bpf, err) < 0)
+      return -1;
+    j->has_agent_bpf = true;
+  }
   return plan_join(j, err);
 }
 
@@ -110,6 +121,8 @@ static int spawn(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
   a.preserve_fds = o->preserve_fds;
   a.ns = &j->ns;
   a.bpf = j->has_bpf ? &j->bpf : NULL;
+  a.agent_bpf = j->has_agent_bpf ? &j->agent_bpf : NULL;
+  a.mon_fd = -1;
   if (j->proc->has_capabilities) {
     if (ar_caps_resolve(&j->proc->capabilities, &a.caps, err) < 0)
       return -1;
@@ -151,6 +164,14 @@ static int drive(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
       ar_error_set_raw(err, msg->err_no, msg->data);
       goto out;
     }
+    if (msg->type == AR_SYNC_LISTENER) {
+      cleanup_free char *dir = ar_statedir_path(j->root, o->id, NULL);
+      int r = ar_monitor_send_listener(dir, msg->fd, err);
+      close(msg->fd);
+      if (r < 0)
+        goto out;
+      continue;
+    }
     if (msg->type != AR_SYNC_PTY)
       continue;
     if (o->console_socket) {
@@ -181,7 +202,7 @@ static int wait_code(pid_t pid)
 int ar_container_exec(const struct ar_ctx *ctx, const struct ar_exec_opts *o, int *ret_code,
                       ar_err *err)
 {
-  struct exec_job j = {.sync = {-1, -1}, .pty_master = -1};
+  struct exec_job j = {.sync = {-1, -1}, .pty_master = -1, .root = ctx->root};
   int ret = -1;
   if (load(ctx, o, &j, err) < 0 || spawn(&j, o, err) < 0 || drive(&j, o, err) < 0) {
     if (j.pid > 0) {

@@ -208,13 +208,20 @@ static int stage_wait_start(struct init_run *r, ar_err *err)
   return 0;
 }
 
-/* The config's filter, then the agent filter on top: the kernel runs both, the strictest wins. */
+/* The config's filter, then the agent filter on top: the kernel runs both, the strictest wins.
+ * The agent filter's listener (the exec audit) goes to the monitor, or over the sync socket to
+ * the exec parent, which relays it; the execve that follows waits for the monitor's answer. */
 static int load_filters(struct init_run *r, int *listener, ar_err *err)
 {
+  cleanup_close int agent_listener = -1;
+  int to = r->a->is_exec ? r->a->sync_fd : r->a->mon_fd;
   if (r->a->bpf && ar_seccomp_load(r->a->bpf, listener, err) < 0)
     return -1;
-  if (r->a->agent_bpf && ar_seccomp_load(r->a->agent_bpf, listener, err) < 0)
+  if (r->a->agent_bpf && ar_seccomp_load(r->a->agent_bpf, &agent_listener, err) < 0)
     return ar_error_wrap(err, "agent seccomp filter");
+  if (agent_listener >= 0 && to >= 0 &&
+      ar_sync_send(to, AR_SYNC_LISTENER, 0, NULL, agent_listener, err) < 0)
+    return ar_error_wrap(err, "hand the exec audit listener over");
   return 0;
 }
 
@@ -257,7 +264,7 @@ void ar_init_main(struct ar_init_args *a)
   cleanup_strv char **envp = NULL;
   ar_err err = NULL;
 
-  close(a->lock_fd);
+  close_and_reset(a->lock_fd);
   /* Until execve, nothing in the container may open /proc/<us>/exe (the runtime binary). */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (stage_namespaces(&r, &err) < 0 || stage_rootfs(&r, &err) < 0 ||

@@ -25,6 +25,7 @@ struct ar_init_args {
   struct ar_ns_plan *ns;
   const struct ar_bpf *bpf;       /* the config's filter; NULL: none */
   const struct ar_bpf *agent_bpf; /* the policy's filter, stacked on top; NULL: none */
+  int mon_fd;                     /* where the agent filter's listener goes; -1: nowhere */
   bool net_unshare;               /* policy: a fresh netns after the hooks ran */
   bool net_lo_up;                 /* policy: bring lo up in the job's netns */
   struct ar_capmask caps;

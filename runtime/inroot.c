@@ -105,14 +105,13 @@ static char *walk_path(const struct walk *w)
   return p;
 }
 
-static int create_missing(struct walk *w, const char *name, int create, bool last,
-                          const char *path, ar_err *err)
+static int create_missing(struct walk *w, const char *name, int create, bool last, const char *path,
+                          ar_err *err)
 {
   int fd;
 
   if (last && create == S_IFREG) {
-    fd = openat(w->fds[w->depth], name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
-                0644);
+    fd = openat(w->fds[w->depth], name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST)
       return ar_error(err, errno, "create '%s' in the rootfs (for '%s')", name, path);
     if (fd >= 0)

@@ -10,7 +10,9 @@
 #include <sys/syscall.h>
 
 #include "cgroup.h"
+#include "audit.h"
 #include "log.h"
+#include "monitor-spawn.h"
 #include "statedir.h"
 #include "utils.h"
 
@@ -59,6 +61,9 @@ int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
     goto out;
   }
   unlink(fifo_path);
+  ar_monitor_signal(st, SIGUSR1); /* the deadline counts from now */
+  if (st->audit_log)
+    ar_audit_event(st->audit_log, id, "start", NULL, NULL, NULL);
   st->started = true;
   if (ar_state_save(ctx->root, st, err) < 0)
     goto out;
@@ -119,6 +124,17 @@ static void wait_gone(const struct ar_state *st, int timeout_ms)
     poll(&pfd, 1, timeout_ms);
 }
 
+/* The monitor writes the exit report when the init dies; give it a moment, then end it. */
+static void stop_monitor(const struct ar_state *st)
+{
+  struct pollfd pfd = {.events = POLLIN};
+  if (st->monitor_pid <= 0 || (pfd.fd = syscall(SYS_pidfd_open, st->monitor_pid, 0)) < 0)
+    return;
+  if (poll(&pfd, 1, 1000) == 0)
+    syscall(SYS_pidfd_send_signal, pfd.fd, SIGKILL, NULL, 0);
+  close(pfd.fd);
+}
+
 static int destroy(const struct ar_ctx *ctx, struct ar_state *st, struct ar_spec *spec,
                    ar_err *err)
 {
@@ -135,6 +151,7 @@ static int destroy(const struct ar_ctx *ctx, struct ar_state *st, struct ar_spec
     ar_error_free(&e2);
     wait_gone(st, 5000);
   }
+  stop_monitor(st);
   if (cg) {
     if (ar_cgroup_destroy(cg, &e2) < 0)
       ret = ar_error(err, e2->status, "%s", e2->msg);
@@ -144,6 +161,8 @@ static int destroy(const struct ar_ctx *ctx, struct ar_state *st, struct ar_spec
   if (spec && ar_container_hooks(spec, st, AR_HOOK_POSTSTOP, "stopped", &e2) < 0)
     ar_warn("%s", e2->msg); /* poststop failures are logged, never fatal (runtime-spec) */
   ar_error_free(&e2);
+  if (st->audit_log)
+    ar_audit_event(st->audit_log, st->id, "delete", NULL, NULL, NULL);
   if (ar_statedir_remove(ctx->root, st->id, &e2) < 0 && ret == 0)
     ret = ar_error(err, e2->status, "%s", e2->msg);
   ar_error_free(&e2);

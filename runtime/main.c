@@ -15,6 +15,7 @@ static const struct {
   ar_cmd_fn fn;
   const char *help;
 } verbs[] = {
+    {"sandbox", ar_cmd_sandbox, "run one command in a disposable hardened box: sandbox -- CMD"},
     {"create", ar_cmd_create, "create a container"},
     {"start", ar_cmd_start, "start a created container"},
     {"run", ar_cmd_run, "create and start a container, wait for it and delete it"},

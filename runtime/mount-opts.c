@@ -149,8 +149,7 @@ int ar_mount_opts_parse(char *const *options, size_t n, struct ar_mount_opts *re
       continue;
     if (strcmp(name, "idmap") == 0 || strcmp(name, "ridmap") == 0) {
       ar_mount_opts_clear(&o);
-      return ar_error(err, ENOTSUP, "mount option '%s': idmapped mounts are not supported",
-                      name);
+      return ar_error(err, ENOTSUP, "mount option '%s': idmapped mounts are not supported", name);
     }
     if (strcmp(name, "tmpcopyup") == 0) {
       o.tmpcopyup = true;

@@ -18,8 +18,8 @@ struct ar_mount_opts {
   size_t n_propagation;
   uint64_t attr_set; /* "rro", "rnosuid" ...: mount_setattr(AT_RECURSIVE) after the mount */
   uint64_t attr_clr;
-  bool tmpcopyup;    /* runc's extension: copy the directory's content into the new tmpfs */
-  char *data;        /* options mount(2) does not know, comma-joined, for the filesystem */
+  bool tmpcopyup; /* runc's extension: copy the directory's content into the new tmpfs */
+  char *data;     /* options mount(2) does not know, comma-joined, for the filesystem */
 };
 
 /* Options are applied left to right, so "ro,rw" is rw.  "idmap" and unknown recursive forms

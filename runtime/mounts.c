@@ -44,9 +44,15 @@ static unsigned long statvfs_to_ms(unsigned long f)
   static const struct {
     unsigned long st, ms;
   } map[] = {
-      {ST_RDONLY, MS_RDONLY},         {ST_NOSUID, MS_NOSUID},         {ST_NODEV, MS_NODEV},
-      {ST_NOEXEC, MS_NOEXEC},         {ST_SYNCHRONOUS, MS_SYNCHRONOUS}, {ST_MANDLOCK, MS_MANDLOCK},
-      {ST_NOATIME, MS_NOATIME},       {ST_NODIRATIME, MS_NODIRATIME}, {ST_RELATIME, MS_RELATIME},
+      {ST_RDONLY, MS_RDONLY},
+      {ST_NOSUID, MS_NOSUID},
+      {ST_NODEV, MS_NODEV},
+      {ST_NOEXEC, MS_NOEXEC},
+      {ST_SYNCHRONOUS, MS_SYNCHRONOUS},
+      {ST_MANDLOCK, MS_MANDLOCK},
+      {ST_NOATIME, MS_NOATIME},
+      {ST_NODIRATIME, MS_NODIRATIME},
+      {ST_RELATIME, MS_RELATIME},
       {ST_NOSYMFOLLOW, MS_NOSYMFOLLOW},
   };
   unsigned long ms = 0;
@@ -214,13 +220,14 @@ static bool has_namespace(const struct ar_spec *s, enum ar_ns_type t)
 
 /* Over /proc only procfs itself and the files lxcfs-like tools emulate (runc's list): anything
  * else could hide /proc/self/attr, /proc/sys... from the protections that follow. */
-static int check_proc_dest(const char *path, const char *type, bool bind, int src_fd,
-                           ar_err *err)
+static int check_proc_dest(const char *path, const char *type, bool bind, int src_fd, ar_err *err)
 {
   static const char *const allowed[] = {
-      "/proc/cpuinfo",  "/proc/diskstats", "/proc/meminfo",  "/proc/stat",
-      "/proc/swaps",    "/proc/uptime",    "/proc/loadavg",  "/proc/slabinfo",
-      "/proc/net/dev",  "/proc/sys/kernel/ns_last_pid",
+      "/proc/cpuinfo", "/proc/diskstats",
+      "/proc/meminfo", "/proc/stat",
+      "/proc/swaps",   "/proc/uptime",
+      "/proc/loadavg", "/proc/slabinfo",
+      "/proc/net/dev", "/proc/sys/kernel/ns_last_pid",
   };
   struct statfs sfs;
 
@@ -244,8 +251,8 @@ struct mount_ctx {
   int rootfd;
 };
 
-static int resolve_dest(struct mount_ctx *c, const struct ar_mount *m, const char *type,
-                        bool bind, int src_fd, int create, struct ar_in_root *dst, ar_err *err)
+static int resolve_dest(struct mount_ctx *c, const struct ar_mount *m, const char *type, bool bind,
+                        int src_fd, int create, struct ar_in_root *dst, ar_err *err)
 {
   cleanup_free char *clean = ar_path_clean(m->destination);
 
@@ -295,8 +302,8 @@ static int mount_bind(struct mount_ctx *c, const struct ar_mount *m, const struc
   src = open(m->source, O_PATH | O_CLOEXEC);
   if (src < 0 || fstat(src, &st) < 0)
     return ar_error(err, errno, "bind source '%s'", m->source);
-  if (resolve_dest(c, m, "bind", true, src, S_ISDIR(st.st_mode) ? S_IFDIR : S_IFREG, &dst,
-                   err) < 0) {
+  if (resolve_dest(c, m, "bind", true, src, S_ISDIR(st.st_mode) ? S_IFDIR : S_IFREG, &dst, err) <
+      0) {
     ar_in_root_clear(&dst);
     return -1;
   }
@@ -324,8 +331,7 @@ static int bind_host_fallback(const char *host, struct ar_in_root *dst,
 
 static int copy_tree(int src, int dst, const char *what, ar_err *err);
 
-static int copy_file(int src_dir, int dst_dir, const char *name, const struct stat *st,
-                     ar_err *err)
+static int copy_file(int src_dir, int dst_dir, const char *name, const struct stat *st, ar_err *err)
 {
   cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int out = -1;
@@ -405,8 +411,8 @@ static int copy_tree(int src, int dst, const char *what, ar_err *err)
   return 0;
 }
 
-static int mount_tmpfs(struct mount_ctx *c, const struct ar_mount *m,
-                       const struct ar_mount_opts *o, struct ar_in_root *dst, ar_err *err)
+static int mount_tmpfs(struct mount_ctx *c, const struct ar_mount *m, const struct ar_mount_opts *o,
+                       struct ar_in_root *dst, ar_err *err)
 {
   char p[FD_PATH_LEN];
   cleanup_free char *data = NULL;
@@ -533,8 +539,8 @@ static int cgroup1_hierarchy(struct mount_ctx *c, int tmpfs_fd, const struct mnt
 
 /* cgroup v1 (or hybrid) as runc lays it out: a tmpfs with one directory per hierarchy, and
  * symlinks for the co-mounted ones ("cpu" -> "cpu,cpuacct"). */
-static int mount_cgroup1(struct mount_ctx *c, const struct ar_mount_opts *o,
-                         struct ar_in_root *dst, ar_err *err)
+static int mount_cgroup1(struct mount_ctx *c, const struct ar_mount_opts *o, struct ar_in_root *dst,
+                         ar_err *err)
 {
   char p[FD_PATH_LEN];
   cleanup_close int top = -1;
@@ -542,8 +548,8 @@ static int mount_cgroup1(struct mount_ctx *c, const struct ar_mount_opts *o,
   size_t n = 0;
   int r = 0;
 
-  if (mount("tmpfs", fd_path(dst->fd, p), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-            "mode=755") < 0)
+  if (mount("tmpfs", fd_path(dst->fd, p), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") <
+      0)
     return ar_error(err, errno, "mount the tmpfs for cgroup v1");
   top = ar_in_root_reopen(dst, O_PATH, err);
   if (top < 0 || read_mountinfo(&mi, &n, err) < 0)
@@ -570,8 +576,8 @@ static int mount_cgroup1(struct mount_ctx *c, const struct ar_mount_opts *o,
   return finish_mount(top, o, dst->path, err);
 }
 
-static int mount_cgroup(struct mount_ctx *c, const struct ar_mount_opts *o,
-                        struct ar_in_root *dst, ar_err *err)
+static int mount_cgroup(struct mount_ctx *c, const struct ar_mount_opts *o, struct ar_in_root *dst,
+                        ar_err *err)
 {
   struct statfs sfs;
 

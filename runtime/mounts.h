@@ -27,9 +27,9 @@ int ar_mkdir_in_root(int rootfs_fd, const char *path, bool is_file, ar_err *err)
  * name there (to reopen it once something is mounted on top), and its symlink-free path
  * ("/dev/pts"; "/" for the root itself, which has parent -1). */
 struct ar_in_root {
-  int fd;      /* O_PATH */
-  int parent;  /* O_PATH, -1 for the root */
-  char *name;  /* NULL for the root */
+  int fd;     /* O_PATH */
+  int parent; /* O_PATH, -1 for the root */
+  char *name; /* NULL for the root */
   char *path;
   bool created; /* the last component did not exist and was created */
 };

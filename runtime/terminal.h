@@ -3,6 +3,7 @@
 #define AR_TERMINAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -10,9 +11,11 @@
 /* In the child: open a pty from the devpts at /dev/pts of the current root; *ret_master and
  * *ret_slave are fds.  The slave's path is written to slave_path (for /dev/console). */
 int ar_pty_open(int *ret_master, int *ret_slave, char *slave_path, size_t len, ar_err *err);
-/* Make fd the controlling terminal and stdio of the calling process, and set its size. */
+/* Make fd the controlling terminal and stdio of the calling process, and set its size.
+ * slave itself stays open (the caller closes it if it is not 0, 1 or 2). */
 int ar_pty_become_stdio(int slave, uint32_t rows, uint32_t cols, bool has_size, ar_err *err);
-/* Send fd over a unix socket with SCM_RIGHTS / receive one. */
+/* Send fd over a unix socket with SCM_RIGHTS / receive one (CLOEXEC).  data/len travel along
+ * (one NUL byte when len is 0); on receipt data is NUL-terminated when there is room. */
 int ar_send_fd(int sock, int fd, const void *data, size_t len, ar_err *err);
 int ar_recv_fd(int sock, int *ret_fd, void *data, size_t len, ar_err *err);
 /* Connect to the --console-socket path and send the master. */

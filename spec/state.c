@@ -28,6 +28,10 @@ int ar_state_to_json(const struct ar_state *st, char **ret, ar_err *err)
   ar_jw_kint(w, "monitorPid", st->monitor_pid);
   if (st->cgroup)
     ar_jw_kstr(w, "cgroup", st->cgroup);
+  ar_jw_kbool(w, "agentSeccomp", st->agent_seccomp);
+  ar_jw_kbool(w, "auditExec", st->audit_exec);
+  if (st->audit_log)
+    ar_jw_kstr(w, "auditLog", st->audit_log);
   ar_emit_kv_map(w, "annotations", st->annotations, st->n_annotations);
   ar_jw_map_close(w);
   *ret = ar_jw_finish(w, NULL);
@@ -49,6 +53,9 @@ static int parse_state(struct jp *c, yajl_val v, struct ar_state *st)
       jp_bool(c, v, "started", &st->started, &has) < 0 ||
       jp_int(c, v, "monitorPid", 0, INT_MAX, &monitor, &has) < 0 ||
       jp_str(c, v, "cgroup", &st->cgroup, &has) < 0 ||
+      jp_bool(c, v, "agentSeccomp", &st->agent_seccomp, &has) < 0 ||
+      jp_bool(c, v, "auditExec", &st->audit_exec, &has) < 0 ||
+      jp_str(c, v, "auditLog", &st->audit_log, &has) < 0 ||
       jp_kvmap(c, v, "annotations", &st->annotations, &st->n_annotations) < 0)
     return -1;
   st->pid = pid;
@@ -89,6 +96,7 @@ void ar_state_free(struct ar_state *st)
   free(st->created);
   free(st->owner);
   free(st->cgroup);
+  free(st->audit_log);
   ar_kv_free(st->annotations, st->n_annotations);
   free(st);
 }

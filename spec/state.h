@@ -19,6 +19,9 @@ struct ar_state {
   bool started;        /* `start` released the init */
   pid_t monitor_pid;   /* 0: no monitor */
   char *cgroup;        /* opaque string from ar_cgroup_serialize(), NULL if none */
+  bool agent_seccomp;  /* the policy's filter applies to exec'd processes too */
+  bool audit_exec;     /* exec'd processes send their listener fd to the monitor */
+  char *audit_log;     /* the audit log's path, NULL when the audit is off */
   struct ar_kv *annotations;
   size_t n_annotations;
 };

@@ -1,0 +1,168 @@
+/* agentrun sandbox [options] -- CMD [ARGS...]: one job, no engine, no image. */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "run.h"
+#include "sandbox.h"
+#include "spec/jsonw.h"
+#include "utils.h"
+
+#define SANDBOX_FAIL 125 /* agentrun's own failure, as Docker and Podman use */
+
+struct sb_args {
+  struct ar_sandbox_opts o;
+  struct ar_strlist mounts, env;
+  const char *user, *json, *audit;
+};
+
+static int parse(int argc, char **argv, struct sb_args *a)
+{
+  const struct ar_opt opts[] = {
+      {"rootfs", 0, AR_OPT_STRING, &a->o.rootfs},    {"mount", 0, AR_OPT_LIST, &a->mounts},
+      {"workdir", 0, AR_OPT_STRING, &a->o.workdir},  {"timeout", 0, AR_OPT_STRING, &a->o.timeout},
+      {"memory", 0, AR_OPT_STRING, &a->o.memory},    {"pids", 0, AR_OPT_STRING, &a->o.pids},
+      {"cpus", 0, AR_OPT_STRING, &a->o.cpus},        {"tmp-size", 0, AR_OPT_STRING, &a->o.tmp_size},
+      {"net", 0, AR_OPT_STRING, &a->o.net},          {"env", 'e', AR_OPT_LIST, &a->env},
+      {"user", 'u', AR_OPT_STRING, &a->user},        {"json", 0, AR_OPT_STRING, &a->json},
+      {"audit", 0, AR_OPT_STRING, &a->audit},
+  };
+  int first = ar_parse_opts("sandbox", argc, argv, opts, ARRAY_SIZE(opts));
+  if (first < 0)
+    return -1;
+  if (first >= argc)
+    return ar_usage_error("sandbox", "sandbox needs a command: agentrun sandbox [options] -- CMD"), -1;
+  a->o.argv = argv + first;
+  a->o.n_argv = argc - first;
+  a->o.mounts = a->mounts.v;
+  a->o.n_mounts = a->mounts.n;
+  a->o.env = a->env.v;
+  a->o.n_env = a->env.n;
+  a->o.uid = a->o.gid = 65534;
+  a->o.tty = isatty(0) && isatty(1);
+  if (a->o.net && strcmp(a->o.net, "none") != 0 && strcmp(a->o.net, "inherit") != 0)
+    return ar_usage_error("sandbox", "--net: expected none or inherit, got \"%s\"", a->o.net), -1;
+  if (a->user) {
+    char *end;
+    unsigned long u = strtoul(a->user, &end, 10), g = u;
+    if (end != a->user && *end == ':')
+      g = strtoul(end + 1, &end, 10);
+    if (end == a->user || *end || u > UINT32_MAX - 1 || g > UINT32_MAX - 1)
+      return ar_usage_error("sandbox", "--user \"%s\": expected UID[:GID]", a->user), -1;
+    a->o.uid = u;
+    a->o.gid = g;
+  }
+  return 0;
+}
+
+static char *new_id(void)
+{
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+    r = ar_now_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
+  return xasprintf("sb-%016llx", (unsigned long long)r);
+}
+
+static int write_result(const char *path, const char *id, const char *audit,
+                        const struct ar_run_result *r)
+{
+  struct ar_jw *w = ar_jw_new(false);
+  cleanup_free char *out = NULL;
+  FILE *f;
+  ar_jw_map_open(w);
+  ar_jw_kstr(w, "id", id);
+  ar_jw_kint(w, "exit_code", r->exit_code);
+  ar_jw_key(w, "signal");
+  r->signal ? ar_jw_int(w, r->signal) : ar_jw_null(w);
+  ar_jw_kbool(w, "timed_out", r->timed_out);
+  ar_jw_kbool(w, "oom_killed", r->oom_killed);
+  ar_jw_kdouble(w, "wall_s", r->wall_s);
+  ar_jw_kdouble(w, "cpu_s", r->cpu_s);
+  ar_jw_key(w, "mem_peak_bytes");
+  r->has_mem_peak ? ar_jw_uint(w, r->mem_peak) : ar_jw_null(w);
+  ar_jw_key(w, "pids_peak");
+  r->has_pids_peak ? ar_jw_uint(w, r->pids_peak) : ar_jw_null(w);
+  ar_jw_kstr(w, "audit_log", audit);
+  ar_jw_map_close(w);
+  out = ar_jw_finish(w, NULL);
+  if (strcmp(path, "-") == 0) {
+    fprintf(stderr, "%s\n", out);
+    return 0;
+  }
+  if ((f = fopen(path, "we")) == NULL)
+    return -1;
+  fprintf(f, "%s\n", out);
+  return fclose(f);
+}
+
+/* The bundle lives under the state root's .sandbox dir, and goes with the job. */
+static int make_bundle(const struct ar_ctx *ctx, struct sb_args *a, const char *id,
+                       char **ret_dir, ar_err *err)
+{
+  cleanup_free char *dir = xasprintf("%s/.sandbox/%s", ctx->root, id);
+  cleanup_free char *rootfs = xasprintf("%s/rootfs", dir);
+  cleanup_free char *cfg = xasprintf("%s/config.json", dir);
+  cleanup_free char *json = NULL;
+  struct ar_spec *s = NULL;
+  if (ar_mkdir_p(rootfs, 0755, err) < 0)
+    return -1;
+  *ret_dir = xstrdup(dir);
+  if (ar_sandbox_spec(&a->o, rootfs, &s, err) < 0)
+    return -1;
+  if (ar_spec_to_json(s, false, &json, err) < 0) {
+    ar_spec_free(s);
+    return -1;
+  }
+  ar_spec_free(s);
+  return ar_write_file(cfg, json, strlen(json), 0600, err);
+}
+
+static void remove_bundle(const struct ar_ctx *ctx, const char *dir)
+{
+  cleanup_free char *parent = xasprintf("%s/.sandbox", ctx->root);
+  ar_err err = NULL;
+  if (dir && ar_rm_rf(dir, &err) < 0)
+    ar_fail(&err);
+  rmdir(parent); /* only when no other sandbox is using it */
+}
+
+int ar_cmd_sandbox(struct ar_ctx *ctx, int argc, char **argv)
+{
+  struct sb_args a = {0};
+  struct ar_create_opts co = {0};
+  struct ar_run_opts ro = {.kill_on_interrupt = true};
+  struct ar_run_result res = {0};
+  cleanup_free char *id = new_id(), *dir = NULL;
+  ar_err err = NULL;
+  int code = SANDBOX_FAIL;
+
+  if (parse(argc, argv, &a) < 0)
+    goto out;
+  if (make_bundle(ctx, &a, id, &dir, &err) < 0) {
+    ar_fail(&err);
+    goto out;
+  }
+  co.id = id;
+  co.bundle = dir;
+  co.foreground = true;
+  co.audit_path = a.audit;
+  if (ar_container_run(ctx, &co, &ro, &res, &err) < 0) {
+    ar_fail(&err);
+    goto out;
+  }
+  code = res.interrupted ? 128 + res.interrupted : res.exit_code;
+  if (a.json && write_result(a.json, id, res.audit_log, &res) < 0)
+    fprintf(stderr, "agentrun: --json '%s': %s\n", a.json, strerror(errno));
+out:
+  remove_bundle(ctx, dir);
+  free(res.audit_log);
+  free(a.mounts.v);
+  free(a.env.v);
+  return code;
+}
