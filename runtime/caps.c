@@ -197,7 +197,7 @@ static int set_ambient(const struct ar_capmask *caps, ar_err *err)
     if (!(amb & (UINT64_C(1) << cap)))
       continue;
     if (!(ok & (UINT64_C(1) << cap))) {
-      ar_warn("%s is ambient but not both permitted and inheritable: not raised", cap_display(cap));
+      ar_debug("%s is ambient but not both permitted and inheritable: not raised", cap_display(cap));
       continue;
     }
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)

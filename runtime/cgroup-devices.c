@@ -89,7 +89,7 @@ int ar_cg_devices_v1(const char *dir, const struct ar_device_rule *rules, size_t
   for (size_t i = 0; i < n; i++) {
     const struct ar_device_rule *r = &rules[i];
     char maj[24], min[24], acc[4] = "", buf[80];
-    int m;
+    int m = 0;
     if (check_rule(r, err) < 0 || access_mask(r, &m, err) < 0)
       return -1;
     if (m == 0)
@@ -122,13 +122,12 @@ struct prog {
   size_t n, cap;
 };
 
-static size_t emit(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off,
-                   int32_t imm)
+static size_t emit(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
 {
   if (p->n == p->cap)
     p->v = xrealloc(p->v, (p->cap = p->cap ? p->cap * 2 : 64) * sizeof(*p->v));
-  p->v[p->n] = (struct bpf_insn){.code = code, .dst_reg = dst, .src_reg = src, .off = off,
-                                 .imm = imm};
+  p->v[p->n] =
+      (struct bpf_insn){.code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm};
   return p->n++;
 }
 
@@ -146,18 +145,19 @@ static void patch(struct prog *p, size_t at, size_t target)
 /* Registers: r2 type, r3 requested access, r4 major, r5 minor, r6 bits decided so far,
  * r7 bits allowed so far.  Rules are visited last to first; a matching rule decides the
  * requested bits it covers that no later rule decided. */
-static int emit_rule(struct prog *p, const struct ar_device_rule *r, size_t *exits,
-                     size_t *n_exits, ar_err *err)
+static int emit_rule(struct prog *p, const struct ar_device_rule *r, size_t *exits, size_t *n_exits,
+                     ar_err *err)
 {
   size_t skip[3];
-  int n_skip = 0, m;
+  int n_skip = 0, m = 0;
 
   if (check_rule(r, err) < 0 || access_mask(r, &m, err) < 0)
     return -1;
   if (m == 0)
     return 0;
   if (r->type != 'a')
-    skip[n_skip++] = JMP(BPF_JNE, BPF_REG_2, r->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK);
+    skip[n_skip++] =
+        JMP(BPF_JNE, BPF_REG_2, r->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK);
   if (!wild(r->has_major, r->major))
     skip[n_skip++] = JMP(BPF_JNE, BPF_REG_4, (int32_t)r->major);
   if (!wild(r->has_minor, r->minor))

@@ -66,7 +66,7 @@ int ar_cg_devices_v2(const char *dir, const struct ar_device_rule *r, size_t n, 
 
 /* The eBPF program (struct bpf_insn[], 8 bytes each) for a rule list: last match wins, per
  * access bit; what no rule decides is denied.  Exposed for the unit test. */
-int ar_cg_devices_bpf(const struct ar_device_rule *r, size_t n, void **ret_insns,
-                      size_t *ret_count, ar_err *err);
+int ar_cg_devices_bpf(const struct ar_device_rule *r, size_t n, void **ret_insns, size_t *ret_count,
+                      ar_err *err);
 
 #endif

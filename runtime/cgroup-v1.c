@@ -168,14 +168,12 @@ static int set_cpu(const char *dir, const struct ar_resources *r, bool update, a
     return -1;
   if (set_quota_period(dir, c, err) < 0)
     return -1;
-  if (c->has_burst &&
-      set_optional(dir, "cpu.cfs_burst_us", "linux.resources.cpu.burst", (long long)c->burst,
-                   err) < 0)
+  if (c->has_burst && set_optional(dir, "cpu.cfs_burst_us", "linux.resources.cpu.burst",
+                                   (long long)c->burst, err) < 0)
     return -1;
   /* The period first: the runtime is checked against it. */
-  if (c->has_realtime_period &&
-      ar_cg_writef(dir, "cpu.rt_period_us", err, "%llu", (unsigned long long)c->realtime_period) <
-          0)
+  if (c->has_realtime_period && ar_cg_writef(dir, "cpu.rt_period_us", err, "%llu",
+                                             (unsigned long long)c->realtime_period) < 0)
     return -1;
   if (c->has_realtime_runtime &&
       ar_cg_writef(dir, "cpu.rt_runtime_us", err, "%lld", (long long)c->realtime_runtime) < 0)
@@ -370,9 +368,12 @@ static const struct v1_controller {
   bool (*wanted)(const struct ar_resources *r);
   int (*set)(const char *dir, const struct ar_resources *r, bool update, ar_err *err);
 } controllers[] = {
-    {"cpuset", want_cpuset, set_cpuset}, {"memory", want_memory, set_memory},
-    {"cpu", want_cpu, set_cpu},          {"pids", want_pids, set_pids},
-    {"blkio", want_blkio, set_blkio},    {"hugetlb", want_hugetlb, set_hugetlb},
+    {"cpuset", want_cpuset, set_cpuset},
+    {"memory", want_memory, set_memory},
+    {"cpu", want_cpu, set_cpu},
+    {"pids", want_pids, set_pids},
+    {"blkio", want_blkio, set_blkio},
+    {"hugetlb", want_hugetlb, set_hugetlb},
     {"devices", want_devices, set_devices},
 };
 

@@ -125,7 +125,7 @@ static int write_limit(const char *dir, const char *file, int64_t v, ar_err *err
 static int set_memory(const char *dir, const struct ar_memory *m, bool update, ar_err *err)
 {
   bool has_swap;
-  int64_t swap;
+  int64_t swap = 0;
   uint64_t usage;
 
   if (swap_value(m, &has_swap, &swap, err) < 0)

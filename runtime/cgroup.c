@@ -704,9 +704,16 @@ static int apply(struct ar_cgroup *cg, const struct ar_resources *res, bool upda
 
   if (res == NULL)
     return 0;
-  if (cg->mode == AR_CGROUP_V2)
-    return ar_cg_v2_apply(u->path, res, update, err);
-  return ar_cg_v1_apply(cg, res, update, err);
+  if (cg->mode != AR_CGROUP_V2)
+    return ar_cg_v1_apply(cg, res, update, err);
+  if (u == NULL)
+    return ar_error(err, ENOENT, "cgroup: the cgroup2 hierarchy is gone");
+  if (ar_cg_v2_apply(u->path, res, update, err) == 0)
+    return 0;
+  /* A missing file almost always means the parent could not delegate the controller. */
+  if (*err && (*err)->status == ENOENT)
+    ar_error_wrap(err, "controller not enabled for '%s' (see its cgroup.controllers)", u->path);
+  return -1;
 }
 
 static void remove_created(struct ar_cgroup *cg)
@@ -968,7 +975,11 @@ int ar_cgroup_destroy(struct ar_cgroup *cg, ar_err *err)
 int ar_cgroup_stats(struct ar_cgroup *cg, struct ar_cgroup_stats *st, ar_err *err)
 {
   memset(st, 0, sizeof(*st));
-  if (cg->mode == AR_CGROUP_V2)
-    return ar_cg_v2_stats(ar_cg_unified(cg)->path, st, err);
+  if (cg->mode == AR_CGROUP_V2) {
+    struct ar_cg_hier *u = ar_cg_unified(cg);
+    if (u == NULL)
+      return ar_error(err, ENOENT, "cgroup: the cgroup2 hierarchy is gone");
+    return ar_cg_v2_stats(u->path, st, err);
+  }
   return ar_cg_v1_stats(cg, st, err);
 }

@@ -146,6 +146,8 @@ static int load_bundle(struct create_job *j, ar_err *err)
     return -1;
   if (s->process->terminal && j->o->console_socket == NULL && !j->o->foreground)
     return ar_error(err, 0, "process.terminal is set: a --console-socket is needed when detached");
+  if (!s->process->terminal && j->o->console_socket)
+    return ar_error(err, 0, "--console-socket given, but process.terminal is not set");
   j->state = xcalloc(1, sizeof(*j->state));
   j->state->id = xstrdup(j->o->id);
   j->state->bundle = steal_pointer(&bundle);

@@ -232,6 +232,8 @@ static int stage_credentials(struct init_run *r, ar_err *err)
   int listener = -1;
   if (!p->no_new_privileges && load_filters(r, &listener, err) < 0)
     return -1;
+  if (ar_stdio_chown(p->user.uid, err) < 0) /* the tty and stdio belong to the process user */
+    return -1;
   if (ar_caps_apply_user(p, r->a->has_caps ? &r->a->caps : NULL, err) < 0)
     return -1;
   if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

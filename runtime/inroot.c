@@ -48,7 +48,8 @@ static void walk_pop(struct walk *w)
 {
   if (w->depth == 0)
     return; /* ".." at the root stays at the root */
-  close(w->fds[w->depth]);
+  if (w->fds[w->depth] >= 0)
+    close(w->fds[w->depth]);
   free(w->names[w->depth]);
   w->depth--;
 }
@@ -84,9 +85,17 @@ static char *next_component(char **rest)
   return p;
 }
 
-static bool only_slashes(const char *s)
+/* Nothing but "/" and "." left: the component just taken is the last one. */
+static bool is_last(const char *s)
 {
-  return s[strspn(s, "/")] == '\0';
+  for (;;) {
+    s += strspn(s, "/");
+    if (*s == '\0')
+      return true;
+    if (s[0] != '.' || (s[1] != '/' && s[1] != '\0'))
+      return false;
+    s++;
+  }
 }
 
 static char *walk_path(const struct walk *w)
@@ -151,7 +160,7 @@ static int follow_symlink(struct walk *w, int fd, char **buf, char **rest, const
 static int walk_step(struct walk *w, char *name, char **buf, char **rest, int create,
                      const char *path, bool *created, ar_err *err)
 {
-  bool last = only_slashes(*rest);
+  bool last = is_last(*rest);
   cleanup_close int fd = -1;
   struct stat st;
 
@@ -206,20 +215,9 @@ int ar_resolve_in_root(int rootfs_fd, const char *path, int create, struct ar_in
   }
   ret->path = walk_path(&w);
   ret->created = created && w.depth > 0;
-  ret->fd = w.fds[w.depth];
-  ret->parent = w.depth > 0 ? w.fds[w.depth - 1] : -1;
-  ret->name = w.depth > 0 ? w.names[w.depth] : NULL;
-  w.fds[w.depth] = -1;
-  if (w.depth > 0) {
-    w.fds[w.depth - 1] = -1;
-    w.names[w.depth] = NULL;
-  }
-  for (size_t i = 1; i <= w.depth; i++) {
-    if (w.fds[i] >= 0)
-      close(w.fds[i]);
-    free(w.names[i]);
-  }
-  w.depth = 0;
+  ret->fd = ar_steal_fd(&w.fds[w.depth]);
+  ret->parent = w.depth > 0 ? ar_steal_fd(&w.fds[w.depth - 1]) : -1;
+  ret->name = w.depth > 0 ? steal_pointer(&w.names[w.depth]) : NULL;
   walk_free(&w);
   return 0;
 }

@@ -94,7 +94,8 @@ static int make_readonly(int fd, bool recursive, const char *what, ar_err *err)
 
   if (mount_setattr(fd, "", at, &attr, sizeof(attr)) == 0)
     return 0;
-  if (errno != ENOSYS)
+  /* ENOSYS: before 5.12, or a seccomp profile that does not know it (EPERM, too, then) */
+  if (errno != ENOSYS && errno != EPERM)
     return ar_error(err, errno, "make '%s' read-only", what);
   if (fstatvfs(fd, &sv) < 0)
     return ar_error(err, errno, "statvfs '%s'", what);
@@ -256,6 +257,10 @@ static int resolve_dest(struct mount_ctx *c, const struct ar_mount *m, const cha
 {
   cleanup_free char *clean = ar_path_clean(m->destination);
 
+  /* Checked on the path as written first, so that nothing is created for a refused mount, then
+   * on the path it really leads to. */
+  if (!strstr(clean, "/..") && check_proc_dest(clean, type, bind, src_fd, err) < 0)
+    return -1;
   if (ar_resolve_in_root(c->rootfd, m->destination, create, dst, err) < 0)
     return -1;
   if (dst->parent < 0)
@@ -331,7 +336,7 @@ static int bind_host_fallback(const char *host, struct ar_in_root *dst,
 
 static int copy_tree(int src, int dst, const char *what, ar_err *err);
 
-static int copy_file(int src_dir, int dst_dir, const char *name, const struct stat *st, ar_err *err)
+static int copy_file(int src_dir, int dst_dir, const char *name, ar_err *err)
 {
   cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int out = -1;
@@ -368,7 +373,7 @@ static int copy_entry(int src, int dst, const char *name, ar_err *err)
     if (d < 0 || copy_tree(s, d, name, err) < 0)
       return d < 0 ? ar_error(err, errno, "tmpcopyup: open '%s'", name) : -1;
   } else if (S_ISREG(st.st_mode)) {
-    if (copy_file(src, dst, name, &st, err) < 0)
+    if (copy_file(src, dst, name, err) < 0)
       return -1;
   } else if (S_ISLNK(st.st_mode)) {
     n = readlinkat(src, name, target, sizeof(target) - 1);
@@ -687,6 +692,9 @@ static int prepare_root(const struct ar_spec *s, const char *rootfs, ar_err *err
 
   if (name && *name && ar_propagation_from_name(name, &prop) < 0)
     return ar_error(err, 0, "linux.rootfsPropagation: unknown '%s'", name);
+  /* An unbindable / cannot give the rootfs bind: slave until ar_mounts_finalize sets it. */
+  if (prop & MS_UNBINDABLE)
+    prop = MS_SLAVE | (prop & MS_REC);
   if (mount(NULL, "/", NULL, prop, NULL) < 0)
     return ar_error(err, errno, "set the propagation of /");
   if (make_parent_private(rootfs, err) < 0)
@@ -899,6 +907,13 @@ int ar_mounts_finalize(const struct ar_spec *s, ar_err *err)
 
   if (root < 0)
     return ar_error(err, errno, "open /");
+  /* A missing process.cwd is created (runc), while / may still be written. */
+  if (s->process && s->process->cwd && *s->process->cwd) {
+    int fd = ar_mkdir_in_root(root, s->process->cwd, false, err);
+    if (fd < 0)
+      return ar_error_wrap(err, "process.cwd");
+    close(fd);
+  }
   for (size_t i = 0; i < s->linux_.n_masked_paths; i++)
     if (mask_path(root, &null, s->linux_.masked_paths[i], err) < 0)
       return ar_error_wrap(err, "linux.maskedPaths");
@@ -909,7 +924,7 @@ int ar_mounts_finalize(const struct ar_spec *s, ar_err *err)
     return -1;
   if (s->root_readonly && make_readonly(root, false, "/", err) < 0)
     return ar_error_wrap(err, "root.readonly");
-  /* The propagation asked for "/" applies to the new root as well. */
+  /* The propagation asked for applies to the new root too ("shared", "unbindable"). */
   if (s->linux_.rootfs_propagation && *s->linux_.rootfs_propagation &&
       ar_propagation_from_name(s->linux_.rootfs_propagation, &prop) == 0 &&
       mount(NULL, "/", NULL, prop, NULL) < 0)

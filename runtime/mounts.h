@@ -6,15 +6,18 @@
 
 #include "spec/spec.h"
 
-/* Before pivot_root: make / private or as rootfsPropagation says, bind the rootfs onto itself,
+/* Before pivot_root: make / rslave (or as rootfsPropagation says), bind the rootfs onto itself,
  * mount every entry of s->mounts (destinations resolved inside the rootfs, never through a
  * symlink out of it), create the devices and the /dev symlinks. */
 int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err);
-/* pivot_root into rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/"). */
+/* pivot_root into rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/"); stdio on the
+ * host's /dev/null moves to the container's. */
 int ar_mounts_pivot(const char *rootfs, bool no_pivot, ar_err *err);
-/* After pivot_root: masked and readonly paths, then a read-only root if root.readonly. */
+/* After pivot_root: create a missing process.cwd, masked and readonly paths, a "ro" tmpfs /dev
+ * read-only, then a read-only root if root.readonly, and rootfsPropagation on the new /. */
 int ar_mounts_finalize(const struct ar_spec *s, ar_err *err);
-/* Bind the pty slave onto /dev/console (inside the rootfs, before pivot). */
+/* Bind the pty slave onto <rootfs>/dev/console, creating it (runc does it after the pivot,
+ * with rootfs "/"). */
 int ar_mounts_console(const char *rootfs, const char *slave_path, ar_err *err);
 
 /* Open path under rootfs_fd without leaving it: openat2(RESOLVE_IN_ROOT), or a safe walk. */

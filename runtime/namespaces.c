@@ -46,6 +46,12 @@ int ar_ns_plan(const struct ar_spec *s, struct ar_ns_plan *plan, ar_err *err)
   }
   if ((l->time_monotonic.present || l->time_boottime.present) && !plan->time_offsets)
     return ar_error(err, 0, "linux.timeOffsets: needs a new time namespace");
+  /* A cgroup namespace made at clone would be rooted at our cgroup, not the container's. */
+  plan->unshare_flags = plan->clone_flags & CLONE_NEWCGROUP;
+  /* Namespaces made with a joined user namespace must be owned by it: make them after setns. */
+  if (plan->join_fd[AR_NS_USER] >= 0)
+    plan->unshare_flags |= plan->clone_flags & ~(CLONE_NEWPID | CLONE_NEWTIME);
+  plan->clone_flags &= ~plan->unshare_flags;
   return 0;
 }
 
@@ -143,6 +149,8 @@ int ar_ns_join(struct ar_ns_plan *plan, ar_err *err)
     if (fd >= 0 && setns(fd, ar_ns_clone_flag(order[i])) < 0)
       return ar_error(err, errno, "join the %s namespace", ar_ns_name(order[i]));
   }
+  if (plan->unshare_flags && unshare(plan->unshare_flags) < 0)
+    return ar_error(err, errno, "unshare namespaces");
   return 0;
 }
 

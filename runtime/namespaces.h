@@ -9,6 +9,7 @@
 
 struct ar_ns_plan {
   int clone_flags;           /* CLONE_NEW* to pass to clone3 */
+  int unshare_flags;         /* CLONE_NEW* the child unshares after joining and sync 1 */
   int join_fd[AR_NS_COUNT];  /* opened namespace paths, -1 when not joined */
   bool new_user;
   bool time_offsets;         /* the parent unshares CLONE_NEWTIME and writes the offsets */
@@ -24,7 +25,9 @@ int ar_ns_parent_enter(const struct ar_spec *s, struct ar_ns_plan *plan, int res
 int ar_ns_parent_restore(int restore[2], ar_err *err);
 /* Parent, after clone3: write uid_map/gid_map of the new user namespace. */
 int ar_ns_write_maps(const struct ar_spec *s, pid_t pid, ar_err *err);
-/* Child: join the namespaces given by path (user first), except pid and time. */
+/* Child: join the namespaces given by path (user first), except pid and time, then unshare
+ * the ones that must be created after that (owned by a joined user namespace, or a cgroup
+ * namespace rooted at the container's cgroup). */
 int ar_ns_join(struct ar_ns_plan *plan, ar_err *err);
 
 /* clone3 as a fork: the child returns 0.  cgroup_fd >= 0 adds CLONE_INTO_CGROUP. */

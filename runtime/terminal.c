@@ -11,6 +11,8 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
@@ -60,6 +62,25 @@ int ar_pty_become_stdio(int slave, uint32_t rows, uint32_t cols, bool has_size, 
   for (int fd = 0; fd < 3; fd++)
     if (fd != slave && dup2(slave, fd) < 0)
       return ar_error(err, errno, "dup the pty onto fd %d", fd);
+  return 0;
+}
+
+int ar_stdio_chown(uint32_t uid, ar_err *err)
+{
+  struct stat st;
+
+  for (int fd = 0; fd < 3; fd++) {
+    if (fstat(fd, &st) < 0) {
+      if (errno == EBADF)
+        continue;
+      return ar_error(err, errno, "stat fd %d", fd);
+    }
+    if (st.st_uid == uid || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+      continue;
+    /* EINVAL: uid unmapped; EPERM: the owner is not ours to change; EROFS: a ro /dev */
+    if (fchown(fd, uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+      return ar_error(err, errno, "chown fd %d to %u", fd, uid);
+  }
   return 0;
 }
 
