@@ -42,8 +42,14 @@
   .args = (struct ar_seccomp_arg[]){__VA_ARGS__},                                                  \
   .n_args = sizeof((struct ar_seccomp_arg[]){__VA_ARGS__}) / sizeof(struct ar_seccomp_arg)
 /* (arg & mask) == v */
-#define MASKED(i, mask, v) {.index = (i), .value = (mask), .value_two = (v), .op = AR_OP_MASKED_EQ}
-#define DENY(...) {.action = AR_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EPERM, __VA_ARGS__}
+#define MASKED(i, mask, v)                                                                         \
+  {                                                                                                \
+    .index = (i), .value = (mask), .value_two = (v), .op = AR_OP_MASKED_EQ                         \
+  }
+#define DENY(...)                                                                                  \
+  {                                                                                                \
+    .action = AR_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EPERM, __VA_ARGS__             \
+  }
 
 _Static_assert(AF_UNIX == 1 && AF_INET == 2 && AF_INET6 == 10 && AF_NETLINK == 16,
                "the socket family blocks below assume the Linux family numbers");
@@ -56,16 +62,17 @@ static struct ar_syscall_rule deny_rules[] = {
     DENY(NAMES("bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
                "io_uring_register", "keyctl", "add_key", "request_key")),
     /* reaching into other processes: ptrace and the calls behind the same access check */
-    DENY(NAMES("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
-               "process_madvise")),
+    DENY(
+        NAMES("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise")),
     /* the machine's own state: kernel, modules, clocks, swap, accounting, I/O ports */
     DENY(NAMES("kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
                "open_by_handle_at", "name_to_handle_at", "reboot", "swapon", "swapoff", "acct",
                "settimeofday", "stime", "clock_settime", "clock_settime64", "clock_adjtime",
                "clock_adjtime64", "adjtimex", "lookup_dcookie", "nfsservctl", "quotactl",
                "quotactl_fd", "_sysctl", "uselib", "iopl", "ioperm", "vm86", "vm86old")),
-    /* i386 multiplexes the socket calls through socketcall, where the family is out of reach
-     * (it sits behind a pointer); i386 libcs fall back to the direct socket syscalls */
+    /* i386 multiplexes the socket calls through socketcall, where the family sits behind a
+     * pointer, out of the filter's reach.  Cost: i386 glibc built for kernels < 4.3 (Debian's)
+     * makes every socket call through it, without fallback, so i386 binaries get no sockets. */
     DENY(NAMES("socketcall")),
     /* clone with a namespace flag (arg 0 on every x86 ABI): one rule per bit = "any bit set" */
     DENY(NAMES("clone"), ARGS(MASKED(0, CLONE_NEWNS, CLONE_NEWNS))),

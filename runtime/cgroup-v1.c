@@ -198,35 +198,41 @@ static int set_cpuset(const char *dir, const struct ar_resources *r, bool update
   return 0;
 }
 
+static int copy_if_empty(const char *dir, const char *parent, const char *file, ar_err *err)
+{
+  cleanup_free char *v = NULL, *pv = NULL;
+  if (ar_cg_read(dir, file, &v, err) < 0)
+    return -1;
+  if (v[strspn(v, " \n")] != '\0')
+    return 0;
+  if (ar_cg_read(parent, file, &pv, err) < 0)
+    return -1;
+  pv[strcspn(pv, "\n")] = '\0';
+  return *pv ? ar_cg_write(dir, file, pv, err) : 0;
+}
+
 /* A new v1 cpuset starts with empty cpus and mems, and the kernel refuses tasks until both are
- * set: copy them down from the parent, for every level we may have created. */
+ * set: copy them down from the parent, for every level below the mount (we may have made them). */
 int ar_cg_v1_prepare_cpuset(const char *mount, const char *path, ar_err *err)
 {
-  static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
-  size_t ml = strlen(mount);
+  size_t ml = strlen(mount), len = strlen(path);
   cleanup_free char *cur = xstrdup(path);
 
-  if (strncmp(path, mount, ml) != 0)
+  if (strncmp(path, mount, ml) != 0 || len <= ml)
     return 0;
-  for (char *s = cur + ml + 1; s <= cur + strlen(path); s++) {
-    if (*s != '/' && *s != '\0')
+  for (char *s = cur + ml + 1; s <= cur + len; s++) {
+    char save = *s, *slash;
+    if (save != '/' && save != '\0')
       continue;
-    char save = *s;
     *s = '\0';
+    slash = strrchr(cur, '/');
+    *slash = '\0'; /* cur is the parent for a moment */
     {
-      cleanup_free char *parent = xstrndup(cur, (size_t)(strrchr(cur, '/') - cur));
-      for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-        cleanup_free char *v = NULL, *pv = NULL;
-        if (ar_cg_read(cur, files[i], &v, err) < 0)
-          return -1;
-        if (v[strspn(v, " \n")] != '\0')
-          continue;
-        if (ar_cg_read(parent, files[i], &pv, err) < 0)
-          return -1;
-        pv[strcspn(pv, "\n")] = '\0';
-        if (*pv && ar_cg_write(cur, files[i], pv, err) < 0)
-          return -1;
-      }
+      cleanup_free char *parent = xstrdup(cur);
+      *slash = '/';
+      if (copy_if_empty(cur, parent, "cpuset.cpus", err) < 0 ||
+          copy_if_empty(cur, parent, "cpuset.mems", err) < 0)
+        return -1;
     }
     *s = save;
   }
@@ -251,7 +257,9 @@ static int set_pids(const char *dir, const struct ar_resources *r, bool update, 
 static bool want_blkio(const struct ar_resources *r)
 {
   const struct ar_blkio *b = &r->blkio;
-  bool any = b->has_weight || b->has_leaf_weight || b->n_weight_devices;
+  /* runc treats a weight of 0 as unset, and Docker always sends "blockIO": {"weight": 0}. */
+  bool any =
+      (b->has_weight && b->weight) || (b->has_leaf_weight && b->leaf_weight) || b->n_weight_devices;
   for (int k = 0; k < AR_THROTTLE_NKINDS; k++)
     any = any || b->n_throttle[k];
   return r->has_blkio && any;
@@ -286,12 +294,12 @@ static int set_blkio(const char *dir, const struct ar_resources *r, bool update,
   const struct ar_blkio *b = &r->blkio;
   char buf[64];
 
-  if (b->has_weight) {
+  if (b->has_weight && b->weight) {
     snprintf(buf, sizeof(buf), "%u", b->weight);
     if (set_weight(dir, "blkio.weight", "blkio.bfq.weight", buf, err) < 0)
       return -1;
   }
-  if (b->has_leaf_weight) {
+  if (b->has_leaf_weight && b->leaf_weight) {
     snprintf(buf, sizeof(buf), "%u", b->leaf_weight);
     if (set_weight(dir, "blkio.leaf_weight", NULL, buf, err) < 0)
       return -1;

@@ -250,9 +250,10 @@ static int set_io(const char *dir, const struct ar_blkio *b, ar_err *err)
   static const char *const keys[AR_THROTTLE_NKINDS] = {"rbps", "wbps", "riops", "wiops"};
   char dev[48];
 
-  if (b->has_weight && set_weight(dir, "", b->weight, err) < 0)
+  /* 0 is unset, as in runc (Docker always sends "weight": 0). */
+  if (b->has_weight && b->weight && set_weight(dir, "", b->weight, err) < 0)
     return -1;
-  if (b->has_leaf_weight)
+  if (b->has_leaf_weight && b->leaf_weight)
     ar_warn("blkio leafWeight does not exist on cgroup v2: ignored");
   for (size_t i = 0; i < b->n_weight_devices; i++) {
     const struct ar_weight_device *w = &b->weight_devices[i];

@@ -410,6 +410,11 @@ static struct mnt *find_mount(struct mnt *m, size_t n, const char *controllers,
   {
     cleanup_free char *first = xstrndup(controllers, strcspn(controllers, ","));
     cleanup_free char *tok = xasprintf(",%s,", first);
+    /* The same hierarchy can be mounted more than once: prefer the usual place. */
+    for (size_t i = 0; i < n; i++)
+      if (!m[i].v2 && strstr(m[i].opts, tok) &&
+          strncmp(m[i].point, CGROUP_ROOT "/", sizeof(CGROUP_ROOT)) == 0)
+        return &m[i];
     for (size_t i = 0; i < n; i++)
       if (!m[i].v2 && strstr(m[i].opts, tok))
         return &m[i];
@@ -425,6 +430,25 @@ static char *dir_in_mount(const struct mnt *m, const char *rel)
       (rel[rl] == '/' || rel[rl] == '\0'))
     rel += rl;
   return xasprintf("%s%s", m->point, strcmp(rel, "/") == 0 ? "" : rel);
+}
+
+/* outer == inner, or inner is below outer. */
+static bool path_contains(const char *outer, const char *inner)
+{
+  size_t ol = strlen(outer);
+  if (strcmp(outer, "/") == 0)
+    return true;
+  return strncmp(inner, outer, ol) == 0 && (inner[ol] == '\0' || inner[ol] == '/');
+}
+
+/* The container's cgroup must never hold the runtime: kill and destroy would hit it, and every
+ * other process around it (cgroupsPath "/" or an absolute path naming one of our ancestors). */
+static int check_rel(const char *rel, const char *own, const char *cgroups_path, ar_err *err)
+{
+  if (path_contains(rel, own ? own : "/"))
+    return ar_error(err, 0, "cgroup: cgroupsPath '%s' (%s) would contain agentrun's own cgroup %s",
+                    cgroups_path ? cgroups_path : "", rel, own ? own : "/");
+  return 0;
 }
 
 static void add_hier(struct ar_cgroup *cg, const char *controllers, const char *rel,
@@ -492,6 +516,8 @@ int ar_cgroup_new(const char *cgroups_path, const char *id, bool systemd, struct
       if (own[i].controllers[0] == '\0' || !(mm = find_mount(m, n_m, own[i].controllers, mode)))
         continue; /* not mounted here: skip the hierarchy, as runc does */
       rel = rel_for(cgroups_path, id, fixed, own[i].path, false);
+      if (check_rel(rel, own[i].path, cgroups_path, err) < 0)
+        goto out;
       add_hier(cg, own[i].controllers, rel, mm);
     }
   if (mode != AR_CGROUP_V1) {
@@ -502,19 +528,14 @@ int ar_cgroup_new(const char *cgroups_path, const char *id, bool systemd, struct
       goto out;
     }
     rel = rel_for(cgroups_path, id, fixed, own_path(own, n_own, ""), mode == AR_CGROUP_V2);
+    if (check_rel(rel, own_path(own, n_own, ""), cgroups_path, err) < 0)
+      goto out;
     add_hier(cg, "", rel, mm);
   }
   if (cg->n_h == 0) {
     ar_error(err, 0, "cgroup: no cgroup hierarchy is mounted");
     goto out;
   }
-  for (size_t i = 0; i < cg->n_h; i++)
-    if (strcmp(cg->h[i].rel, "/") == 0) {
-      /* Killing or removing "the container's cgroup" would then hit the whole machine. */
-      ar_error(err, 0, "cgroup: cgroupsPath '%s' resolves to the root of the hierarchy",
-               cgroups_path ? cgroups_path : "");
-      goto out;
-    }
   *ret = steal_pointer(&cg);
   ret_val = 0;
 out:
@@ -648,9 +669,12 @@ int ar_cgroup_deserialize(const char *s, struct ar_cgroup **ret, ar_err *err)
       return ar_error(err, 0, "cgroup: bad state '%s'", s);
     }
     ctl = xstrndup(p, (size_t)(colon - p));
-    rel = unpercent(colon + 1, (size_t)(end - colon - 1));
+    {
+      cleanup_free char *raw = unpercent(colon + 1, (size_t)(end - colon - 1));
+      rel = raw[0] == '/' ? clean_path(raw) : xstrdup("/"); /* never trust ".." from a file */
+    }
     /* A hierarchy unmounted since create has nothing left of ours to manage. */
-    if ((mm = find_mount(m, n_m, ctl, mode)) != NULL && rel[0] == '/' && strcmp(rel, "/") != 0)
+    if ((mm = find_mount(m, n_m, ctl, mode)) != NULL && strcmp(rel, "/") != 0)
       add_hier(cg, ctl, rel, mm);
     p = end;
   }
@@ -673,6 +697,16 @@ static bool has_procs(const char *dir)
   return read_quiet(dir, "cgroup.procs", &s) == 0 && s[strspn(s, " \n")] != '\0';
 }
 
+static bool has_subdirs(const char *dir)
+{
+  cleanup_dir DIR *d = opendir(dir);
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL)
+    if (de->d_type == DT_DIR && strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+      return true;
+  return false;
+}
+
 static int make_dir(struct ar_cg_hier *h, ar_err *err)
 {
   cleanup_free char *parent = xstrdup(h->path);
@@ -680,8 +714,8 @@ static int make_dir(struct ar_cg_hier *h, ar_err *err)
 
   if (dir_exists(h->path)) {
     /* Joining a busy cgroup would let kill and destroy hit processes that are not ours. */
-    if (has_procs(h->path))
-      return ar_error(err, EBUSY, "cgroup '%s' already has processes", h->path);
+    if (has_procs(h->path) || has_subdirs(h->path))
+      return ar_error(err, EBUSY, "cgroup '%s' already exists and is in use", h->path);
     return 0;
   }
   if (slash && slash != parent) {

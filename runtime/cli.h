@@ -46,5 +46,13 @@ int ar_cmd_exec(struct ar_ctx *, int, char **);
 int ar_cmd_inspect(struct ar_ctx *, int, char **);
 int ar_cmd_policy(struct ar_ctx *, int, char **);
 int ar_cmd_sandbox(struct ar_ctx *, int, char **);
+int ar_cmd_ps(struct ar_ctx *, int, char **);
+int ar_cmd_pause(struct ar_ctx *, int, char **);
+int ar_cmd_resume(struct ar_ctx *, int, char **);
+int ar_cmd_update(struct ar_ctx *, int, char **);
+int ar_cmd_events(struct ar_ctx *, int, char **);
+int ar_cmd_features(struct ar_ctx *, int, char **);
+int ar_cmd_checkpoint(struct ar_ctx *, int, char **);
+int ar_cmd_restore(struct ar_ctx *, int, char **);
 
 #endif

@@ -22,6 +22,44 @@ struct sb_args {
   const char *user, *json, *audit;
 };
 
+static const char usage_text[] =
+    "usage: agentrun sandbox [options] -- CMD [ARGS...]\n"
+    "\n"
+    "Run one command in a disposable hardened box and remove every trace of it.\n"
+    "Without --rootfs the box sees the host's /usr, /bin, /sbin and /lib* read-only and a\n"
+    "minimal /etc; no network, no host environment, uid 65534.\n"
+    "\n"
+    "options:\n"
+    "  --rootfs DIR            use DIR as the root filesystem (read-only)\n"
+    "  --mount SRC:DST[:ro|:rw]  bind a host path (read-only unless :rw); repeatable\n"
+    "  --workdir DIR           bind DIR read-write at /workspace and start there\n"
+    "  --timeout D             wall-clock limit, e.g. 30s, 5m (exit 137 when it hits)\n"
+    "  --memory M              memory limit, e.g. 512m (exit 137 on an OOM kill)\n"
+    "  --pids N                process limit\n"
+    "  --cpus C                CPU limit, e.g. 0.5\n"
+    "  --tmp-size M            size of the tmpfs /tmp\n"
+    "  --net none|inherit      network (inherit only if the host policy allows it)\n"
+    "  -e, --env K=V           set a variable; the host environment is not passed on\n"
+    "  -u, --user UID[:GID]    run as UID (default 65534)\n"
+    "  --json FILE             write the result as JSON to FILE (- for stderr)\n"
+    "  --audit FILE            write the audit log to FILE\n"
+    "\n"
+    "exit status: the command's; 128+N if it was killed by signal N; 137 on timeout or OOM;\n"
+    "125 if agentrun itself failed.\n";
+
+/* --help anywhere among the options (every sandbox option takes a value). */
+static bool wants_help(int argc, char **argv)
+{
+  for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
+    const char *o = argv[i] + (argv[i][1] == '-' ? 2 : 1);
+    if (strcmp(o, "help") == 0 || strcmp(o, "h") == 0)
+      return true;
+    if (strchr(o, '=') == NULL)
+      i++; /* skip the option's value */
+  }
+  return false;
+}
+
 static int parse(int argc, char **argv, struct sb_args *a)
 {
   const struct ar_opt opts[] = {
@@ -110,7 +148,14 @@ static int make_bundle(const struct ar_ctx *ctx, struct sb_args *a, const char *
   cleanup_free char *cfg = xasprintf("%s/config.json", dir);
   cleanup_free char *json = NULL;
   struct ar_spec *s = NULL;
-  if (ar_mkdir_p(rootfs, 0755, err) < 0)
+  int r;
+  /* Another sandbox may rmdir an empty .sandbox between our two mkdirs: try again. */
+  for (int tries = 0; (r = ar_mkdir_p(rootfs, 0755, err)) < 0 && tries < 20; tries++) {
+    if ((*err)->status != ENOENT)
+      break;
+    ar_error_free(err);
+  }
+  if (r < 0)
     return -1;
   *ret_dir = xstrdup(dir);
   if (ar_sandbox_spec(&a->o, rootfs, &s, err) < 0)
@@ -142,6 +187,10 @@ int ar_cmd_sandbox(struct ar_ctx *ctx, int argc, char **argv)
   ar_err err = NULL;
   int code = SANDBOX_FAIL;
 
+  if (wants_help(argc, argv)) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
   if (parse(argc, argv, &a) < 0)
     goto out;
   if (make_bundle(ctx, &a, id, &dir, &err) < 0) {
@@ -154,6 +203,8 @@ int ar_cmd_sandbox(struct ar_ctx *ctx, int argc, char **argv)
   co.audit_path = a.audit;
   if (ar_container_run(ctx, &co, &ro, &res, &err) < 0) {
     ar_fail(&err);
+    if (res.interrupted)
+      code = 128 + res.interrupted;
     goto out;
   }
   code = res.interrupted ? 128 + res.interrupted : res.exit_code;

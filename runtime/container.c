@@ -21,6 +21,7 @@
 #include "monitor-spawn.h"
 #include "policy.h"
 #include "agent-seccomp.h"
+#include "selfexe.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -144,6 +145,8 @@ static int load_bundle(struct create_job *j, ar_err *err)
     return ar_error(err, 0, "config.json: process: missing");
   if (apply_policy(j, err) < 0)
     return -1;
+  if (ar_selfexe_exposed(s, s->process, false) && ar_selfexe_reexec(err) < 0)
+    return -1;
   if (s->process->terminal && j->o->console_socket == NULL && !j->o->foreground)
     return ar_error(err, 0, "process.terminal is set: a --console-socket is needed when detached");
   if (!s->process->terminal && j->o->console_socket)
@@ -254,9 +257,12 @@ static int make_cgroup(struct create_job *j, ar_err *err)
   const struct ar_linux *l = &j->spec->linux_;
   if (ar_cgroup_new(l->cgroups_path, j->o->id, j->ctx->systemd_cgroup, &j->cg, err) < 0)
     return -1;
+  /* Recorded before it exists: a create killed from here on is undone by `delete --force`. */
+  j->state->cgroup = ar_cgroup_serialize(j->cg);
+  if (ar_state_save(j->ctx->root, j->state, err) < 0)
+    return -1;
   if (ar_cgroup_create(j->cg, l->has_resources ? &l->resources : NULL, err) < 0)
     return ar_error_wrap(err, "cgroup");
-  j->state->cgroup = ar_cgroup_serialize(j->cg);
   return 0;
 }
 
@@ -340,6 +346,9 @@ static int drive_init(struct create_job *j, ar_err *err)
   int ret = -1;
 
   j->state->pid = j->pid;
+  j->state->pid_start = ar_proc_starttime(j->pid, NULL);
+  if (ar_state_save(j->ctx->root, j->state, err) < 0) /* so a killed create's init is found */
+    goto out;
   if (ar_cgroup_v2_fd(j->cg) < 0 && ar_cgroup_enter(j->cg, j->pid, err) < 0)
     goto out;
   if (j->ns.new_user && ar_ns_write_maps(j->spec, j->pid, err) < 0)

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "agent-seccomp.h"
 #include "monitor-spawn.h"
+#include "selfexe.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -87,6 +88,8 @@ static int load(const struct ar_ctx *ctx, const struct ar_exec_opts *o, struct e
   if (ar_container_load_spec(ctx, o->id, &j->spec, err) < 0)
     return -1;
   if (ar_exec_build_process(j->spec, o, &j->proc, err) < 0)
+    return -1;
+  if (ar_selfexe_exposed(j->spec, j->proc, true) && ar_selfexe_reexec(err) < 0)
     return -1;
   if (j->proc->terminal && o->console_socket == NULL && o->detach)
     return ar_error(err, 0, "process.terminal is set: a --console-socket is needed when detached");

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/prctl.h>
+
 #include "cli.h"
+#include "selfexe.h"
 #include "log.h"
 #include "statedir.h"
 #include "utils.h"
@@ -27,6 +30,14 @@ static const struct {
     {"exec", ar_cmd_exec, "run a new process inside a running container"},
     {"inspect", ar_cmd_inspect, "show the effective spec and what the policy did"},
     {"policy", ar_cmd_policy, "policy show: print the host policy in force"},
+    {"ps", ar_cmd_ps, "list the processes of a container (--format table|json)"},
+    {"pause", ar_cmd_pause, "freeze every process of a container"},
+    {"resume", ar_cmd_resume, "thaw a paused container"},
+    {"update", ar_cmd_update, "change a container's resource limits (within the host policy)"},
+    {"events", ar_cmd_events, "stream a container's stats and OOM events as JSON"},
+    {"features", ar_cmd_features, "print the features document of the runtime-spec"},
+    {"checkpoint", ar_cmd_checkpoint, "not supported"},
+    {"restore", ar_cmd_restore, "not supported"},
 };
 
 static void usage(FILE *f)
@@ -68,6 +79,10 @@ int main(int argc, char **argv)
   };
   int first;
 
+  /* Our children inherit this: until they execve, no container process may open
+   * /proc/<pid>/exe or ptrace them. */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  ar_selfexe_init(argc, argv);
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     usage(stdout);
     return 0;

@@ -27,6 +27,9 @@ static char *monitor_binary(void)
 {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  const char *dir = getenv("_AGENTRUN_SEALED_EXE") ? getenv("_AGENTRUN_SELF_DIR") : NULL;
+  if (dir && (n = snprintf(self, sizeof(self), "%s/x", dir)) >= (ssize_t)sizeof(self))
+    n = -1;
   if (n > 0) {
     char *slash, *cand;
     self[n] = '\0';
@@ -41,13 +44,39 @@ static char *monitor_binary(void)
   return xstrdup(AR_LIBEXECDIR "/agentrun-monitor");
 }
 
+/* Fill sa with path.  A path longer than sun_path (Docker's state dirs under
+ * /var/run/docker/runtime-runc/moby/<64 hex>/ are) is reached through an O_PATH fd of its
+ * directory, left in *dirfd for the caller to close after bind/connect. */
+static int socket_addr(const char *path, struct sockaddr_un *sa, int *dirfd, ar_err *err)
+{
+  cleanup_free char *dir = NULL;
+  char *slash;
+  *dirfd = -1;
+  if (strlen(path) < sizeof(sa->sun_path)) {
+    strcpy(sa->sun_path, path);
+    return 0;
+  }
+  dir = xstrdup(path);
+  slash = strrchr(dir, '/');
+  if (slash == NULL)
+    return ar_error(err, ENAMETOOLONG, "monitor socket '%s'", path);
+  *slash = '\0';
+  *dirfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (*dirfd < 0)
+    return ar_error(err, errno, "monitor socket '%s'", path);
+  if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s", *dirfd,
+                       slash + 1) >= sizeof(sa->sun_path))
+    return ar_error(err, ENAMETOOLONG, "monitor socket '%s'", path);
+  return 0;
+}
+
 static int listen_socket(const char *path, ar_err *err)
 {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  cleanup_close int dirfd = -1;
   int fd;
-  if (strlen(path) >= sizeof(sa.sun_path))
-    return ar_error(err, ENAMETOOLONG, "monitor socket '%s'", path);
-  strcpy(sa.sun_path, path);
+  if (socket_addr(path, &sa, &dirfd, err) < 0)
+    return -1;
   fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return ar_error(err, errno, "monitor socket");
@@ -160,9 +189,11 @@ int ar_monitor_send_listener(const char *state_dir, int listener, ar_err *err)
   struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
                       .msg_controllen = sizeof(ctl.buf)};
   struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
-    return ar_error(err, fd < 0 ? errno : ENAMETOOLONG, "monitor socket '%s'", path);
-  strcpy(sa.sun_path, path);
+  cleanup_close int dirfd = -1;
+  if (fd < 0)
+    return ar_error(err, errno, "monitor socket '%s'", path);
+  if (socket_addr(path, &sa, &dirfd, err) < 0)
+    return -1;
   if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
     return ar_error(err, errno, "connect to the monitor '%s'", path);
   c->cmsg_level = SOL_SOCKET;

@@ -39,8 +39,9 @@ static int watch(struct mon *m, int fd)
   return epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* A listener fd arrives over a unix socket (SCM_RIGHTS) and joins the epoll set. */
-static void take_listener(struct mon *m, int sock)
+/* A listener fd arrives over a unix socket (SCM_RIGHTS) and joins the epoll set.
+ * Returns false at EOF. */
+static bool take_listener(struct mon *m, int sock)
 {
   char byte;
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
@@ -53,13 +54,14 @@ static void take_listener(struct mon *m, int sock)
   struct cmsghdr *c;
   int fd;
   if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) <= 0)
-    return;
+    return false;
   c = CMSG_FIRSTHDR(&mh);
   if (c == NULL || c->cmsg_type != SCM_RIGHTS)
-    return;
+    return true;
   memcpy(&fd, CMSG_DATA(c), sizeof(int));
   if (watch(m, fd) < 0)
     close(fd);
+  return true;
 }
 
 static void accept_session(struct mon *m, int lsock)
@@ -183,7 +185,8 @@ static void loop(struct mon *m)
         if (!on_signal(m))
           return;
       } else if (fd == AR_MON_FD_INIT) {
-        take_listener(m, fd);
+        if (!take_listener(m, fd)) /* the init has exec'd: its end is closed */
+          epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL);
       } else if (fd == AR_MON_FD_LISTEN) {
         accept_session(m, fd);
       } else if (evs[i].events & (EPOLLHUP | EPOLLERR)) {

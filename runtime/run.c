@@ -99,8 +99,13 @@ int ar_container_run(const struct ar_ctx *ctx, const struct ar_create_opts *o,
   struct ar_container *c = NULL;
   uint64_t t0;
   memset(r, 0, sizeof(*r));
-  if (ar_container_create(ctx, o, &c, err) < 0)
+  /* Trapped before create, so a Ctrl-C during create is seen below and leaves nothing. */
+  if (ro->kill_on_interrupt)
+    kill_on_interrupt(0);
+  if (ar_container_create(ctx, o, &c, err) < 0) {
+    r->interrupted = interrupted;
     return -1;
+  }
   if (ro->kill_on_interrupt)
     kill_on_interrupt(c->pid);
   else if (!ro->detach)
@@ -109,6 +114,7 @@ int ar_container_run(const struct ar_ctx *ctx, const struct ar_create_opts *o,
   if (interrupted || ar_container_start(ctx, o->id, err) < 0) {
     if (interrupted && *err == NULL)
       ar_error(err, 0, "interrupted by signal %d", (int)interrupted);
+    r->interrupted = interrupted;
     ar_container_delete(ctx, o->id, true, NULL);
     ar_container_free(c);
     return -1;

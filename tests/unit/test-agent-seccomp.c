@@ -224,8 +224,8 @@ struct abi {
 };
 
 static const struct abi abis[] = {
-    {"x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, 0, false, 56, 16, 41, 53, 133, 259, 435, 59, 322,
-     -1, 512},
+    {"x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, 0, false, 56, 16, 41, 53, 133, 259, 435, 59,
+     322, -1, 512},
     {"i386", SCMP_ARCH_X86, AUDIT_ARCH_I386, 0, true, 120, 54, 359, 360, 14, 297, 435, 11, 358, 102,
      512},
     {"x32", SCMP_ARCH_X32, AUDIT_ARCH_X86_64, X32_BIT, false, 56, 514, 41, 53, 133, 259, 435, 520,
@@ -233,22 +233,88 @@ static const struct abi abis[] = {
 };
 
 /* What the issue asks to fail with EPERM whatever the arguments (plus obvious kin). */
-static const char *const must_deny[] = {
-    "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
-    "fsmount", "fspick", "mount_setattr", "unshare", "setns", "bpf", "perf_event_open",
-    "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
-    "request_key", "ptrace", "process_vm_readv", "process_vm_writev", "kexec_load",
-    "kexec_file_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
-    "name_to_handle_at", "reboot", "swapon", "swapoff", "acct", "settimeofday", "stime",
-    "clock_settime", "clock_settime64", "clock_adjtime", "clock_adjtime64", "adjtimex",
-    "lookup_dcookie", "nfsservctl", "quotactl", "socketcall", "pidfd_getfd", "process_madvise"};
+static const char *const must_deny[] = {"mount",
+                                        "umount",
+                                        "umount2",
+                                        "pivot_root",
+                                        "move_mount",
+                                        "open_tree",
+                                        "fsopen",
+                                        "fsconfig",
+                                        "fsmount",
+                                        "fspick",
+                                        "mount_setattr",
+                                        "unshare",
+                                        "setns",
+                                        "bpf",
+                                        "perf_event_open",
+                                        "userfaultfd",
+                                        "io_uring_setup",
+                                        "io_uring_enter",
+                                        "io_uring_register",
+                                        "keyctl",
+                                        "add_key",
+                                        "request_key",
+                                        "ptrace",
+                                        "process_vm_readv",
+                                        "process_vm_writev",
+                                        "kexec_load",
+                                        "kexec_file_load",
+                                        "init_module",
+                                        "finit_module",
+                                        "delete_module",
+                                        "open_by_handle_at",
+                                        "name_to_handle_at",
+                                        "reboot",
+                                        "swapon",
+                                        "swapoff",
+                                        "acct",
+                                        "settimeofday",
+                                        "stime",
+                                        "clock_settime",
+                                        "clock_settime64",
+                                        "clock_adjtime",
+                                        "clock_adjtime64",
+                                        "adjtimex",
+                                        "lookup_dcookie",
+                                        "nfsservctl",
+                                        "quotactl",
+                                        "socketcall",
+                                        "pidfd_getfd",
+                                        "process_madvise"};
 
 /* Hot paths that must stay untouched. */
-static const char *const must_allow[] = {
-    "read",  "write", "openat", "close", "mmap",   "munmap",         "futex",  "brk",
-    "fstat", "newfstatat", "statx", "lseek", "getpid", "clock_gettime", "epoll_wait", "poll",
-    "ppoll", "recvfrom", "sendto", "exit_group", "wait4", "rt_sigaction", "seccomp", "prctl",
-    "vfork", "fork",  "pidfd_open", "setsid", "chdir", "getdents64", "landlock_create_ruleset"};
+static const char *const must_allow[] = {"read",
+                                         "write",
+                                         "openat",
+                                         "close",
+                                         "mmap",
+                                         "munmap",
+                                         "futex",
+                                         "brk",
+                                         "fstat",
+                                         "newfstatat",
+                                         "statx",
+                                         "lseek",
+                                         "getpid",
+                                         "clock_gettime",
+                                         "epoll_wait",
+                                         "poll",
+                                         "ppoll",
+                                         "recvfrom",
+                                         "sendto",
+                                         "exit_group",
+                                         "wait4",
+                                         "rt_sigaction",
+                                         "seccomp",
+                                         "prctl",
+                                         "vfork",
+                                         "fork",
+                                         "pidfd_open",
+                                         "setsid",
+                                         "chdir",
+                                         "getdents64",
+                                         "landlock_create_ruleset"};
 
 static uint32_t decide(const struct ar_bpf *b, const struct abi *abi, int nr, const uint64_t *args)
 {
@@ -336,8 +402,8 @@ static bool check_arg_case(const struct abi *abi, int nr, const char *what, uint
 
   if (r != (want_deny ? RET_EPERM : SECCOMP_RET_ALLOW)) {
     printf("# %s %s(%#llx, %#llx, %#llx): action %#x, want %s\n", abi->name, what,
-           (unsigned long long)args[0], (unsigned long long)args[1], (unsigned long long)args[2],
-           r, want_deny ? "EPERM" : "ALLOW");
+           (unsigned long long)args[0], (unsigned long long)args[1], (unsigned long long)args[2], r,
+           want_deny ? "EPERM" : "ALLOW");
     return false;
   }
   memcpy(dirty, args, sizeof(dirty));
@@ -361,8 +427,8 @@ static void test_socket_rules(void)
                                    SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
                                    SOCK_PACKET | SOCK_CLOEXEC,
                                    SOCK_DGRAM | SOCK_NONBLOCK};
-  static const uint32_t odd_families[] = {64, 255, 256, 0x10002, 0x7fffffff, 0x80000002,
-                                          0xffffffff};
+  static const uint32_t odd_families[] = {64,         255,        256,       0x10002,
+                                          0x7fffffff, 0x80000002, 0xffffffff};
 
   for (size_t j = 0; j < ARRAY_SIZE(abis); j++) {
     const struct abi *abi = &abis[j];
@@ -384,8 +450,9 @@ static void test_socket_rules(void)
         }
       }
     }
-    ok(bad == 0, "%s: socket/socketpair over %zu family x type pairs: only AF_UNIX, AF_INET, "
-                 "AF_INET6, AF_NETLINK, no raw IP, no SOCK_PACKET",
+    ok(bad == 0,
+       "%s: socket/socketpair over %zu family x type pairs: only AF_UNIX, AF_INET, "
+       "AF_INET6, AF_NETLINK, no raw IP, no SOCK_PACKET",
        abi->name, n);
     if (abi->socketcall >= 0)
       ok(decide0(&plain_bpf, abi, abi->socketcall) == RET_EPERM, "%s: socketcall gets EPERM",
@@ -397,13 +464,13 @@ static void test_clone_ioctl_mknod_rules(void)
 {
   static const uint64_t ns_bits[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
                                      CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET};
-  static const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-                                 CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
-                                 CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
-  static const uint64_t modes[] = {S_IFBLK | 0600, S_IFCHR | 0600, S_IFIFO | 0600, S_IFREG,
-                                   S_IFSOCK, 0};
-  static const uint64_t ioctls[] = {TIOCSTI, TIOCLINUX, TCGETS, TIOCGWINSZ, TIOCSWINSZ, FIONREAD,
-                                    0x5412 | 0x10000, 0x541C | 0x80000000};
+  static const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                                 CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+                                 CLONE_CHILD_CLEARTID;
+  static const uint64_t modes[] = {S_IFBLK | 0600, S_IFCHR | 0600, S_IFIFO | 0600,
+                                   S_IFREG,        S_IFSOCK,       0};
+  static const uint64_t ioctls[] = {TIOCSTI,    TIOCLINUX, TCGETS,           TIOCGWINSZ,
+                                    TIOCSWINSZ, FIONREAD,  0x5412 | 0x10000, 0x541C | 0x80000000};
 
   for (size_t j = 0; j < ARRAY_SIZE(abis); j++) {
     const struct abi *abi = &abis[j];
@@ -429,8 +496,9 @@ static void test_clone_ioctl_mknod_rules(void)
       good &= check_arg_case(abi, abi->ioctl, "ioctl", a, 1,
                              ioctls[i] == TIOCSTI || ioctls[i] == TIOCLINUX);
     }
-    ok(good, "%s: ioctl TIOCSTI and TIOCLINUX get EPERM, even with a dirty upper half; "
-             "others pass",
+    ok(good,
+       "%s: ioctl TIOCSTI and TIOCLINUX get EPERM, even with a dirty upper half; "
+       "others pass",
        abi->name);
 
     good = true;
@@ -627,8 +695,8 @@ enum { R_NEWUSER, R_NEWNET, R_NEWNS, R_RAWCLONE, R_FORK, R_THREAD, R_SPAWN, R_VF
 
 static int child_clones(void *arg, int listener)
 {
-  static const long flags[] = {[R_NEWUSER] = CLONE_NEWUSER, [R_NEWNET] = CLONE_NEWNET,
-                               [R_NEWNS] = CLONE_NEWNS};
+  static const long flags[] = {
+      [R_NEWUSER] = CLONE_NEWUSER, [R_NEWNET] = CLONE_NEWNET, [R_NEWNS] = CLONE_NEWNS};
   char *argv[] = {"true", NULL};
   pthread_t t;
   void *ret = NULL;
@@ -711,10 +779,9 @@ static int child_sockets(void *arg, int listener)
 {
   for (size_t i = 0; i < ARRAY_SIZE(sockets); i++) {
     int sv[2];
-    long r = sockets[i].pair ? syscall(SYS_socketpair, sockets[i].fam, sockets[i].type,
-                                       sockets[i].proto, sv)
-                             : syscall(SYS_socket, sockets[i].fam, sockets[i].type,
-                                       sockets[i].proto);
+    long r = sockets[i].pair
+                 ? syscall(SYS_socketpair, sockets[i].fam, sockets[i].type, sockets[i].proto, sv)
+                 : syscall(SYS_socket, sockets[i].fam, sockets[i].type, sockets[i].proto);
     shared[i] = r < 0 ? errno : 0;
     if (r >= 0 && !sockets[i].pair)
       close((int)r);
@@ -813,8 +880,8 @@ static const struct {
     {"socket(AF_PACKET)", 359, AF_PACKET, SOCK_RAW, 0, 0, -EPERM},
     {"socket(AF_INET, SOCK_RAW)", 359, AF_INET, SOCK_RAW, IPPROTO_ICMP, 0, -EPERM},
     {"socket(AF_UNIX)", 359, AF_UNIX, SOCK_STREAM, 0, 0, 1},
-    {"socket(AF_PACKET) with a dirty upper half", 359, (long)(0x100000000ULL | AF_PACKET),
-     SOCK_RAW, 0, 0, -EPERM},
+    {"socket(AF_PACKET) with a dirty upper half", 359, (long)(0x100000000ULL | AF_PACKET), SOCK_RAW,
+     0, 0, -EPERM},
     {"clone(CLONE_NEWUSER)", 120, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, -EPERM},
     {"clone3", 435, 0, 0, 0, 0, -ENOSYS},
     {"ioctl(TIOCSTI)", 54, 0, TIOCSTI, 0, 0, -EPERM},
@@ -831,8 +898,8 @@ static const struct {
 static int child_int80(void *arg, int listener)
 {
   for (size_t i = 0; i < ARRAY_SIZE(i386_calls); i++) {
-    long r = int80(i386_calls[i].nr, i386_calls[i].a, i386_calls[i].b, i386_calls[i].c,
-                   i386_calls[i].d);
+    long r =
+        int80(i386_calls[i].nr, i386_calls[i].a, i386_calls[i].b, i386_calls[i].c, i386_calls[i].d);
     if (r == 0 && i386_calls[i].nr == 120)
       syscall(SYS_exit_group, 0); /* the clone's child, if the clone got through */
     shared[i] = (int)(r >= 0 ? 1 : r);
@@ -861,7 +928,9 @@ static void test_kernel_i386(void)
     long want = i386_calls[i].want;
 
     ok(shared[i] == want, "kernel i386: %s %s (got %d, unfiltered %d)", i386_calls[i].what,
-       want == 1 ? "works" : want == -ENOSYS ? "fails with ENOSYS" : "fails with EPERM",
+       want == 1         ? "works"
+       : want == -ENOSYS ? "fails with ENOSYS"
+                         : "fails with EPERM",
        shared[i], unfiltered[i]);
   }
 }
@@ -1024,8 +1093,11 @@ static int child_getppid(void *arg, int listener)
 static void test_stacking(void)
 {
   char *names[] = {"getppid"};
-  struct ar_syscall_rule r = {.names = names, .n_names = 1, .action = AR_SECCOMP_ERRNO,
-                              .has_errno_ret = true, .errno_ret = EXDEV};
+  struct ar_syscall_rule r = {.names = names,
+                              .n_names = 1,
+                              .action = AR_SECCOMP_ERRNO,
+                              .has_errno_ret = true,
+                              .errno_ret = EXDEV};
   struct ar_seccomp sc = {.default_action = AR_SECCOMP_ALLOW, .syscalls = &r, .n_syscalls = 1};
   cleanup_err ar_err err = NULL;
   struct ar_bpf caller = {0};

@@ -165,6 +165,25 @@ static void test_paths(void)
   ar_error_free(&e);
   ok(ar_cgroup_new("/..", "t", false, &cg, &e) < 0, "'/..' is the root too: refused");
   ar_error_free(&e);
+  {
+    /* an absolute path naming our own cgroup (or an ancestor) would let kill hit us */
+    cleanup_free char *self = NULL, *own = NULL;
+    const char *p = NULL;
+    if (ar_read_file("/proc/self/cgroup", &self, NULL, NULL) == 0)
+      p = strstr(self, mode == AR_CGROUP_V2 ? "0::" : ":memory:");
+    if (p) {
+      p = strchr(p + 1, ':') + (mode == AR_CGROUP_V2 ? 1 : 0);
+      p = strchr(p, '/');
+      own = xstrndup(p, strcspn(p, "\n"));
+    }
+    if (own && strcmp(own, "/") != 0) {
+      r = ar_cgroup_new(own, "t", false, &cg, &e);
+      ok(r < 0, "cgroupsPath = our own cgroup %s is refused: %s", own, e ? e->msg : "");
+      ar_error_free(&e);
+    } else {
+      skip("we are in the root cgroup");
+    }
+  }
 }
 
 static void test_serialize(void)
@@ -786,12 +805,50 @@ static void test_ebpf(void)
   ar_cgroup_free(cg);
 }
 
+/* A nested relative path: the levels above the leaf are made too, and they must be usable
+ * (v1 cpuset needs cpus/mems copied down; v2 needs the controllers enabled at each level). */
+static void test_nested(void)
+{
+  cleanup_free char *top = id_for("nest"), *path = xasprintf("%s/mid/leaf", top);
+  cleanup_err ar_err e = NULL;
+  struct ar_cgroup *cg = NULL, *topcg = NULL;
+  struct ar_resources r;
+  struct child ch;
+  int sig = 0;
+
+  memset(&r, 0, sizeof(r));
+  r.has_pids = true;
+  r.pids_limit = 7;
+  r.has_cpu = true;
+  r.cpu.cpus = "0";
+  if (ar_cgroup_new(path, "t", false, &cg, &e) < 0 || ar_cgroup_create(cg, &r, &e) < 0) {
+    ok(false, "create %s", path);
+    diag_err(&e);
+    ar_cgroup_free(cg);
+    return;
+  }
+  ok(strcmp(rd(ar_cgroup_path(cg, "pids"), "pids.max"), "7") == 0, "nested leaf has its limit");
+  ch = spawn();
+  ok(ar_cgroup_enter(cg, ch.pid, &e) == 0, "a process can join the nested leaf");
+  diag_err(&e);
+  ok(ar_cgroup_destroy(cg, &e) == 0, "destroy the nested leaf");
+  diag_err(&e);
+  reap(&ch, &sig);
+  /* As runc, the levels above the leaf stay: remove them the same way. */
+  if (ar_cgroup_new(top, "t", false, &topcg, &e) == 0)
+    ar_cgroup_destroy(topcg, &e);
+  diag_err(&e);
+  ok(topcg && gone(topcg), "and its parents removed");
+  ar_cgroup_free(cg);
+  ar_cgroup_free(topcg);
+}
+
 static void test_leftovers(void)
 {
   /* Nothing named after this run may be left in any hierarchy. */
   struct ar_cgroup *cg = NULL;
   bool clean = true;
-  static const char *const names[] = {"main", "busy", "huge", "bpf"};
+  static const char *const names[] = {"main", "busy", "huge", "bpf", "nest"};
 
   for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
     cleanup_free char *id = id_for(names[i]);
@@ -822,6 +879,7 @@ int main(void)
   test_destroy_busy();
   test_hugetlb_unified();
   test_ebpf();
+  test_nested();
   test_leftovers();
   printf("1..%d\n", n_tests);
   return n_failed ? 1 : 0;
