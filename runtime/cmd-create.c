@@ -67,5 +67,6 @@ int ar_cmd_run(struct ar_ctx *ctx, int argc, char **argv)
   ro.keep = ca.keep;
   if (ar_container_run(ctx, &ca.o, &ro, &res, &err) < 0)
     return ar_fail(&err);
+  free(res.audit_log);
   return res.exit_code;
 }
