@@ -394,8 +394,9 @@ int ar_cmd_events(struct ar_ctx *ctx, int argc, char **argv)
   if (first != argc - 1)
     return ar_usage_error("events", "events needs exactly one container ID");
   if (ar_parse_duration_ms(interval, &interval_ms) < 0 || interval_ms == 0)
-    return ar_usage_error("events", "--interval: expected a duration above 0 such as 5s or "
-                                    "500ms, got \"%s\"",
+    return ar_usage_error("events",
+                          "--interval: expected a duration above 0 such as 5s or "
+                          "500ms, got \"%s\"",
                           interval);
   if (ar_state_load(ctx->root, argv[first], &st, &err) < 0)
     return ar_fail(&err);

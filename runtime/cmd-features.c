@@ -30,26 +30,19 @@
 
 #define OCI_VERSION_MIN "1.0.0"
 
-static const char *const mount_options[] = {
-    "async",       "atime",     "bind",         "defaults",       "dev",          "diratime",
-    "dirsync",     "exec",      "iversion",     "lazytime",       "loud",         "mand",
-    "noatime",     "nodev",     "nodiratime",   "noexec",         "noiversion",   "nolazytime",
-    "nomand",      "norelatime", "nostrictatime", "nosuid",       "nosymfollow",  "private",
-    "ratime",      "rbind",     "rdev",         "rdiratime",      "relatime",     "remount",
-    "rexec",       "rnoatime",  "rnodev",       "rnodiratime",    "rnoexec",      "rnorelatime",
-    "rnostrictatime", "rnosuid", "rnosymfollow", "ro",            "rprivate",     "rrelatime",
-    "rro",         "rrw",       "rshared",      "rslave",         "rstrictatime", "rsuid",
-    "rsymfollow",  "runbindable", "rw",         "shared",         "silent",       "slave",
-    "strictatime", "suid",      "symfollow",    "sync",           "tmpcopyup",    "unbindable",
-};
+/* Candidates, in runc's order; mount_option_known() keeps those mount-opts.c knows. */
+static const char mount_options[] =
+    "async atime bind defaults dev diratime dirsync exec iversion lazytime loud mand noatime "
+    "nodev nodiratime noexec noiversion nolazytime nomand norelatime nostrictatime nosuid "
+    "nosymfollow private ratime rbind rdev rdiratime relatime remount rexec rnoatime rnodev "
+    "rnodiratime rnoexec rnorelatime rnostrictatime rnosuid rnosymfollow ro rprivate rrelatime "
+    "rro rrw rshared rslave rstrictatime rsuid rsymfollow runbindable rw shared silent slave "
+    "strictatime suid symfollow sync tmpcopyup unbindable";
 
 /* libseccomp's names; those this libseccomp resolves are listed as SCMP_ARCH_<NAME>. */
-static const char *const seccomp_archs[] = {
-    "aarch64",  "arm",     "loongarch64", "m68k",     "mips",    "mips64", "mips64n32",
-    "mipsel",   "mipsel64", "mipsel64n32", "parisc",  "parisc64", "ppc",   "ppc64",
-    "ppc64le",  "riscv64", "s390",        "s390x",    "sh",      "sheb",   "x32",
-    "x86",      "x86_64",
-};
+static const char seccomp_archs[] =
+    "aarch64 arm loongarch64 m68k mips mips64 mips64n32 mipsel mipsel64 mipsel64n32 parisc "
+    "parisc64 ppc ppc64 ppc64le riscv64 s390 s390x sh sheb x32 x86 x86_64";
 
 /* The flags runtime/seccomp.c accepts in linux.seccomp.flags. */
 static const struct {
@@ -68,8 +61,9 @@ static const struct {
   const char *key, *sample, *description;
 } annotations[] = {
     {"network", "none", "none|inherit: inherit keeps the config's network (if the host allows)"},
-    {"rootfs", "readonly", "readonly|writable: writable keeps a writable rootfs (if the host "
-                           "allows)"},
+    {"rootfs", "readonly",
+     "readonly|writable: writable keeps a writable rootfs (if the host "
+     "allows)"},
     {"seccomp", "on", "on|off: off drops the agent seccomp filter (if the host allows)"},
     {"audit", "on", "on|off: off turns the audit log off (if the host allows)"},
     {"timeout", "30s", "wall-clock limit such as 30s, 2m or 1h, at most the host maximum"},
@@ -131,9 +125,14 @@ static void emit_common(struct ar_jw *w)
   for (int p = 0; p < AR_HOOK_NPHASES; p++)
     ar_jw_str(w, ar_hook_phase_name(p));
   ar_jw_array_close(w);
-  for (size_t i = 0; i < ARRAY_SIZE(mount_options); i++)
-    if (mount_option_known(mount_options[i]))
-      v = strv_add(v, &n, xstrdup(mount_options[i]));
+  for (const char *p = mount_options; *p; p += strspn(p, " ")) {
+    char *name = xstrndup(p, strcspn(p, " "));
+    p += strlen(name);
+    if (mount_option_known(name))
+      v = strv_add(v, &n, name);
+    else
+      free(name);
+  }
   sorted_array(w, "mountOptions", v, n);
 }
 
@@ -199,9 +198,12 @@ static void emit_seccomp(struct ar_jw *w)
   sorted_array(w, "operators", v, n);
   v = NULL;
   n = 0;
-  for (size_t i = 0; i < ARRAY_SIZE(seccomp_archs); i++)
-    if (seccomp_arch_resolve_name(seccomp_archs[i]) != 0)
-      v = strv_add(v, &n, upper_arch(seccomp_archs[i]));
+  for (const char *p = seccomp_archs; *p; p += strspn(p, " ")) {
+    cleanup_free char *name = xstrndup(p, strcspn(p, " "));
+    p += strlen(name);
+    if (seccomp_arch_resolve_name(name) != 0)
+      v = strv_add(v, &n, upper_arch(name));
+  }
   sorted_array(w, "archs", v, n);
   ar_jw_key(w, "knownFlags");
   ar_jw_array_open(w);

@@ -63,19 +63,20 @@ static bool wants_help(int argc, char **argv)
 static int parse(int argc, char **argv, struct sb_args *a)
 {
   const struct ar_opt opts[] = {
-      {"rootfs", 0, AR_OPT_STRING, &a->o.rootfs},    {"mount", 0, AR_OPT_LIST, &a->mounts},
-      {"workdir", 0, AR_OPT_STRING, &a->o.workdir},  {"timeout", 0, AR_OPT_STRING, &a->o.timeout},
-      {"memory", 0, AR_OPT_STRING, &a->o.memory},    {"pids", 0, AR_OPT_STRING, &a->o.pids},
-      {"cpus", 0, AR_OPT_STRING, &a->o.cpus},        {"tmp-size", 0, AR_OPT_STRING, &a->o.tmp_size},
-      {"net", 0, AR_OPT_STRING, &a->o.net},          {"env", 'e', AR_OPT_LIST, &a->env},
-      {"user", 'u', AR_OPT_STRING, &a->user},        {"json", 0, AR_OPT_STRING, &a->json},
+      {"rootfs", 0, AR_OPT_STRING, &a->o.rootfs},   {"mount", 0, AR_OPT_LIST, &a->mounts},
+      {"workdir", 0, AR_OPT_STRING, &a->o.workdir}, {"timeout", 0, AR_OPT_STRING, &a->o.timeout},
+      {"memory", 0, AR_OPT_STRING, &a->o.memory},   {"pids", 0, AR_OPT_STRING, &a->o.pids},
+      {"cpus", 0, AR_OPT_STRING, &a->o.cpus},       {"tmp-size", 0, AR_OPT_STRING, &a->o.tmp_size},
+      {"net", 0, AR_OPT_STRING, &a->o.net},         {"env", 'e', AR_OPT_LIST, &a->env},
+      {"user", 'u', AR_OPT_STRING, &a->user},       {"json", 0, AR_OPT_STRING, &a->json},
       {"audit", 0, AR_OPT_STRING, &a->audit},
   };
   int first = ar_parse_opts("sandbox", argc, argv, opts, ARRAY_SIZE(opts));
   if (first < 0)
     return -1;
   if (first >= argc)
-    return ar_usage_error("sandbox", "sandbox needs a command: agentrun sandbox [options] -- CMD"), -1;
+    return ar_usage_error("sandbox", "sandbox needs a command: agentrun sandbox [options] -- CMD"),
+           -1;
   a->o.argv = argv + first;
   a->o.n_argv = argc - first;
   a->o.mounts = a->mounts.v;
@@ -140,8 +141,8 @@ static int write_result(const char *path, const char *id, const char *audit,
 }
 
 /* The bundle lives under the state root's .sandbox dir, and goes with the job. */
-static int make_bundle(const struct ar_ctx *ctx, struct sb_args *a, const char *id,
-                       char **ret_dir, ar_err *err)
+static int make_bundle(const struct ar_ctx *ctx, struct sb_args *a, const char *id, char **ret_dir,
+                       ar_err *err)
 {
   cleanup_free char *dir = xasprintf("%s/.sandbox/%s", ctx->root, id);
   cleanup_free char *rootfs = xasprintf("%s/rootfs", dir);

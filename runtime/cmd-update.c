@@ -74,15 +74,14 @@ static int i64_flag(const char *flag, const char *val, bool *has, int64_t *dst, 
 
 static int memory_flags(const struct update_flags *f, struct ar_memory *m, ar_err *err)
 {
-  return size_flag("memory", f->memory, &m->has_limit, &m->limit, err) < 0 ||
-                 size_flag("memory-reservation", f->memory_reservation, &m->has_reservation,
-                           &m->reservation, err) < 0 ||
-                 size_flag("memory-swap", f->memory_swap, &m->has_swap, &m->swap, err) < 0 ||
-                 size_flag("kernel-memory", f->kernel_memory, &m->has_kernel, &m->kernel, err) < 0 ||
-                 size_flag("kernel-memory-tcp", f->kernel_memory_tcp, &m->has_kernel_tcp,
-                           &m->kernel_tcp, err) < 0
-             ? -1
-             : 0;
+  if (size_flag("memory", f->memory, &m->has_limit, &m->limit, err) < 0 ||
+      size_flag("memory-reservation", f->memory_reservation, &m->has_reservation, &m->reservation,
+                err) < 0 ||
+      size_flag("memory-swap", f->memory_swap, &m->has_swap, &m->swap, err) < 0 ||
+      size_flag("kernel-memory", f->kernel_memory, &m->has_kernel, &m->kernel, err) < 0)
+    return -1;
+  return size_flag("kernel-memory-tcp", f->kernel_memory_tcp, &m->has_kernel_tcp, &m->kernel_tcp,
+                   err);
 }
 
 static int cpu_flags(const struct update_flags *f, struct ar_cpu *c, ar_err *err)
@@ -92,8 +91,8 @@ static int cpu_flags(const struct update_flags *f, struct ar_cpu *c, ar_err *err
       i64_flag("cpu-quota", f->cpu_quota, &c->has_quota, &c->quota, err) < 0 ||
       u64_flag("cpu-rt-period", f->cpu_rt_period, &c->has_realtime_period, &c->realtime_period,
                err) < 0 ||
-      i64_flag("cpu-rt-runtime", f->cpu_rt_runtime, &c->has_realtime_runtime,
-               &c->realtime_runtime, err) < 0)
+      i64_flag("cpu-rt-runtime", f->cpu_rt_runtime, &c->has_realtime_runtime, &c->realtime_runtime,
+               err) < 0)
     return -1;
   if (f->cpuset_cpus)
     c->cpus = xstrdup(f->cpuset_cpus);
@@ -122,8 +121,8 @@ static int from_flags(const struct update_flags *f, struct ar_resources *r, ar_e
     r->has_blkio = r->blkio.has_weight = true;
     r->blkio.weight = (uint16_t)weight;
   }
-  r->has_memory = m->has_limit || m->has_reservation || m->has_swap || m->has_kernel ||
-                  m->has_kernel_tcp;
+  r->has_memory =
+      m->has_limit || m->has_reservation || m->has_swap || m->has_kernel || m->has_kernel_tcp;
   r->has_cpu = c->has_shares || c->has_period || c->has_quota || c->has_realtime_period ||
                c->has_realtime_runtime || c->cpus || c->mems;
   return 0;
@@ -152,6 +151,37 @@ static void drop_unupdatable(struct ar_resources *r)
   ar_resources_clear(&drop);
 }
 
+static void drop_empty(char **s)
+{
+  if (*s && **s == '\0') {
+    free(*s);
+    *s = NULL;
+  }
+}
+
+/* runc, and the engines written against it, send 0 for "leave as is" (Docker's whole resources
+ * object comes through -r): a 0 must never become a limit of 0. */
+static void drop_zeros(struct ar_resources *r)
+{
+  struct ar_memory *m = &r->memory;
+  struct ar_cpu *c = &r->cpu;
+
+  m->has_limit &= m->limit != 0;
+  m->has_reservation &= m->reservation != 0;
+  m->has_swap &= m->swap != 0;
+  m->has_kernel &= m->kernel != 0;
+  m->has_kernel_tcp &= m->kernel_tcp != 0;
+  c->has_shares &= c->shares != 0;
+  c->has_quota &= c->quota != 0;
+  c->has_period &= c->period != 0;
+  c->has_realtime_period &= c->realtime_period != 0;
+  c->has_realtime_runtime &= c->realtime_runtime != 0;
+  drop_empty(&c->cpus);
+  drop_empty(&c->mems);
+  r->has_pids &= r->pids_limit != 0;
+  r->blkio.has_weight &= r->blkio.weight != 0;
+}
+
 static int from_json(const char *path, struct ar_resources **ret, ar_err *err)
 {
   cleanup_free char *buf = NULL;
@@ -160,8 +190,8 @@ static int from_json(const char *path, struct ar_resources **ret, ar_err *err)
                                  : ar_read_file(path, &buf, &len, err);
   if (r < 0)
     return ar_error_wrap(err, "update: --resources '%s'", path);
-  if (ar_resources_parse(buf, len, strcmp(path, "-") == 0 ? "resources (stdin)" : path, ret,
-                         err) < 0)
+  if (ar_resources_parse(buf, len, strcmp(path, "-") == 0 ? "resources (stdin)" : path, ret, err) <
+      0)
     return -1;
   drop_unupdatable(*ret);
   return 0;
@@ -235,8 +265,7 @@ static int check_cpu(const struct ar_host_policy *hp, const struct ar_cpu *c,
 }
 
 /* cgroup v2 keys that would go around the limits above. */
-static int check_unified(const struct ar_host_policy *hp, const struct ar_resources *r,
-                         ar_err *err)
+static int check_unified(const struct ar_host_policy *hp, const struct ar_resources *r, ar_err *err)
 {
   static const char *const capped[] = {"memory.max", "memory.swap.max", "pids.max", "cpu.max"};
   for (size_t i = 0; i < r->n_unified; i++)
@@ -428,8 +457,10 @@ int ar_cmd_update(struct ar_ctx *ctx, int argc, char **argv)
     upd = xcalloc(1, sizeof(*upd));
     r = from_flags(&f, upd, &err);
   }
-  if (r == 0)
+  if (r == 0) {
+    drop_zeros(upd);
     r = update(ctx, argv[first], upd, &err);
+  }
   ar_resources_free(upd);
   return r < 0 ? ar_fail(&err) : 0;
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "devices.h"
 #include "hooks/hooks.h"
 #include "init.h"
 #include "log.h"
@@ -147,6 +148,7 @@ static int load_bundle(struct create_job *j, ar_err *err)
     return -1;
   if (ar_selfexe_exposed(s, s->process, false) && ar_selfexe_reexec(err) < 0)
     return -1;
+  ar_device_rules_complete(s);
   if (s->process->terminal && j->o->console_socket == NULL && !j->o->foreground)
     return ar_error(err, 0, "process.terminal is set: a --console-socket is needed when detached");
   if (!s->process->terminal && j->o->console_socket)

@@ -17,4 +17,7 @@ int ar_devices_setup(const struct ar_spec *s, int rootfs_fd, ar_err *err);
  * Anything else is an error: bound over a masked path, it would expose what it really is. */
 int ar_dev_null_open(int root_fd, int flags, ar_err *err);
 
+/* Append the allow rules every container gets (runtime/device-rules.c). */
+void ar_device_rules_complete(struct ar_spec *s);
+
 #endif

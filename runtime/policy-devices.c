@@ -27,19 +27,33 @@ static const char *const default_masked[] = {
 static const char *const default_readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                                "/proc/sysrq-trigger"};
 
-static bool host_allows(const struct ar_host_policy *hp, const char *path)
+static bool is_char(char type)
 {
-  for (size_t i = 0; i < hp->n_devices; i++)
-    if (strcmp(hp->devices[i], path) == 0)
+  return type == 'c' || type == 'u';
+}
+
+/* The host lists device paths; the config's entry must be the very node the host has there, or
+ * a GPU path could smuggle in the host's disk as "b 8:0". */
+static bool host_allows(const struct ar_host_policy *hp, const struct ar_device *d)
+{
+  struct stat st;
+  for (size_t i = 0; i < hp->n_devices; i++) {
+    if (strcmp(hp->devices[i], d->path) != 0 || stat(hp->devices[i], &st) < 0)
+      continue;
+    if ((S_ISCHR(st.st_mode) ? is_char(d->type) : S_ISBLK(st.st_mode) && d->type == 'b') &&
+        d->major == (int64_t)major(st.st_rdev) && d->minor == (int64_t)minor(st.st_rdev))
       return true;
+  }
   return false;
 }
 
-static bool is_default(const char *path)
+/* A default by path alone is not enough: "/dev/null" as b 8:0 is not /dev/null. */
+static bool is_default(const struct ar_device *d)
 {
   for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
-    if (strcmp(default_devices[i].path, path) == 0)
-      return true;
+    if (strcmp(default_devices[i].path, d->path) == 0)
+      return is_char(d->type) && d->major == default_devices[i].major &&
+             d->minor == default_devices[i].minor;
   return false;
 }
 
@@ -66,7 +80,7 @@ static size_t filter_devices(struct ar_policy_run *r)
   size_t keep = 0, dropped = 0;
   for (size_t i = 0; i < l->n_devices; i++) {
     struct ar_device *d = &l->devices[i];
-    if (is_default(d->path) || host_allows(r->hp, d->path)) {
+    if (is_default(d) || host_allows(r->hp, d)) {
       l->devices[keep++] = *d;
       continue;
     }
@@ -88,21 +102,13 @@ static void clear_rules(struct ar_resources *res)
   res->n_devices = 0;
 }
 
-/* The cgroup sees: deny all, then the defaults, pts, and the host-allowed devices. */
+/* The cgroup denies everything; the runtime then allows the default devices, /dev/pts and
+ * the devices that survived filter_devices() (ar_device_rules_complete). */
 static void device_rules(struct ar_policy_run *r)
 {
   struct ar_resources *res = &r->s->linux_.resources;
-  const struct ar_linux *l = &r->s->linux_;
   clear_rules(res);
   add_rule(res, false, 'a', -1, -1, "rwm");
-  for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
-    add_rule(res, true, default_devices[i].type, default_devices[i].major,
-             default_devices[i].minor, "rwm");
-  add_rule(res, true, 'c', 136, -1, "rwm"); /* /dev/pts/N */
-  for (size_t i = 0; i < l->n_devices; i++)
-    if (!is_default(l->devices[i].path))
-      add_rule(res, true, l->devices[i].type == 'b' ? 'b' : 'c', l->devices[i].major,
-               l->devices[i].minor, "rwm");
   r->s->linux_.has_resources = true;
 }
 
@@ -140,6 +146,105 @@ static size_t add_paths(char ***v, size_t *n, const char *const *add, size_t n_a
   return added;
 }
 
+/* Filesystems that are windows onto the kernel: written to, they set host-wide knobs
+ * (/sys/power/state, core_pattern through a second procfs) or lift the job's own limits (a
+ * writable cgroup mount holds its pids.max and memory.limit_in_bytes). */
+static const char *const kernel_fs[] = {"sysfs",      "cgroup",   "cgroup2",  "debugfs",
+                                        "tracefs",    "securityfs", "configfs", "efivarfs",
+                                        "pstore",     "bpf",      "binfmt_misc", "fusectl",
+                                        "rpc_pipefs", "nfsd",     "selinuxfs"};
+
+/* path names dir, give or take repeated slashes, "." parts and a trailing slash. */
+static bool path_is(const char *path, const char *dir)
+{
+  cleanup_free char *copy = xstrdup(path);
+  char *save = NULL;
+  size_t len = 0, cap = strlen(path) + 2;
+  cleanup_free char *norm = xmalloc(cap);
+  norm[0] = '\0';
+  for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+    if (strcmp(t, ".") == 0)
+      continue;
+    len += snprintf(norm + len, cap - len, "/%s", t);
+  }
+  return strcmp(len ? norm : "/", dir) == 0;
+}
+
+/* path is dir or below it */
+static bool path_under(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool kernel_mount(const struct ar_mount *m, bool *bind)
+{
+  *bind = false;
+  if (m->type && strcmp(m->type, "proc") == 0)
+    return !path_is(m->destination, "/proc"); /* the one at /proc gets the readonly paths */
+  for (size_t i = 0; m->type && i < ARRAY_SIZE(kernel_fs); i++)
+    if (strcmp(m->type, kernel_fs[i]) == 0)
+      return true;
+  for (size_t i = 0; i < m->n_options; i++)
+    if (strcmp(m->options[i], "bind") == 0 || strcmp(m->options[i], "rbind") == 0)
+      *bind = true;
+  if (*bind && m->source) {
+    cleanup_free char *real = realpath(m->source, NULL);
+    const char *src = real ? real : m->source;
+    return path_under(src, "/proc") || path_under(src, "/sys");
+  }
+  return false;
+}
+
+static bool has_option(const struct ar_mount *m, const char *opt)
+{
+  for (size_t i = 0; i < m->n_options; i++)
+    if (strcmp(m->options[i], opt) == 0)
+      return true;
+  return false;
+}
+
+static void add_option(struct ar_mount *m, const char *opt)
+{
+  m->options = xrealloc(m->options, (m->n_options + 2) * sizeof(char *));
+  m->options[m->n_options++] = xstrdup(opt);
+  m->options[m->n_options] = NULL;
+}
+
+/* Drop rw and rrw, add ro (and rro on binds, whose submounts a plain ro would miss). */
+static bool force_readonly(struct ar_mount *m, bool bind)
+{
+  size_t keep = 0;
+  bool changed = false;
+  for (size_t i = 0; i < m->n_options; i++) {
+    if (strcmp(m->options[i], "rw") == 0 || strcmp(m->options[i], "rrw") == 0) {
+      free(m->options[i]);
+      changed = true;
+      continue;
+    }
+    m->options[keep++] = m->options[i];
+  }
+  m->n_options = keep;
+  if (m->options)
+    m->options[keep] = NULL;
+  if (!has_option(m, "ro"))
+    add_option(m, "ro"), changed = true;
+  if (bind && !has_option(m, "rro"))
+    add_option(m, "rro"), changed = true;
+  return changed;
+}
+
+static void kernel_mounts_readonly(struct ar_policy_run *r)
+{
+  for (size_t i = 0; i < r->s->n_mounts; i++) {
+    struct ar_mount *m = &r->s->mounts[i];
+    bool bind;
+    if (m->destination && kernel_mount(m, &bind) && force_readonly(m, bind))
+      ar_policy_note(r, "masked_paths", "tightened", "%s (%s) mounted read-only", m->destination,
+                     bind ? m->source : m->type);
+  }
+}
+
 int ar_policy_paths(struct ar_policy_run *r)
 {
   struct ar_linux *l = &r->s->linux_;
@@ -153,6 +258,7 @@ int ar_policy_paths(struct ar_policy_run *r)
   r->s->has_linux = true;
   ar_policy_note(r, "masked_paths", added ? "tightened" : "kept",
                  "OCI default masked and readonly paths present (%zu added)", added);
+  kernel_mounts_readonly(r);
   return 0;
 }
 

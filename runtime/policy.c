@@ -138,6 +138,39 @@ int ar_policy_relax_check(struct ar_policy_run *r, const char *annotation, const
                   annotation, value, ar_relax_key(what), r->hp->source);
 }
 
+/* A namespace of type t, made fresh, unless the config already has one (fresh or joined). */
+static bool add_namespace(struct ar_spec *s, enum ar_ns_type t)
+{
+  struct ar_linux *l = &s->linux_;
+  if (ar_spec_namespace(s, t) != NULL)
+    return false;
+  l->namespaces = xrealloc(l->namespaces, (l->n_namespaces + 1) * sizeof(*l->namespaces));
+  l->namespaces[l->n_namespaces++] = (struct ar_namespace){t, NULL};
+  s->has_linux = true;
+  return true;
+}
+
+/* Without its own pid, ipc, uts and mount namespaces the job would see, signal (CAP_KILL is in
+ * the allowed set) and share memory with every process of the host.  A joined namespace (a
+ * pod's, a path) is the engine's choice and stays. */
+static int policy_namespaces(struct ar_policy_run *r)
+{
+  static const enum ar_ns_type need[] = {AR_NS_PID, AR_NS_IPC, AR_NS_UTS, AR_NS_MOUNT};
+  char added[64] = "";
+  if (!r->hp->control[AR_CTL_NAMESPACES])
+    return ar_policy_note(r, "namespaces", "off", "host policy: the config's namespaces"), 0;
+  for (size_t i = 0; i < ARRAY_SIZE(need); i++)
+    if (add_namespace(r->s, need[i])) {
+      strcat(added, " ");
+      strcat(added, ar_ns_name(need[i]));
+    }
+  if (added[0])
+    ar_policy_note(r, "namespaces", "tightened", "private namespaces added:%s", added);
+  else
+    ar_policy_note(r, "namespaces", "kept", "pid ipc uts mount are the container's own");
+  return 0;
+}
+
 static int policy_network(struct ar_policy_run *r)
 {
   if (!r->hp->control[AR_CTL_NETWORK])
@@ -149,7 +182,13 @@ static int policy_network(struct ar_policy_run *r)
     return 0;
   }
   r->e->isolate_net = true;
-  ar_policy_note(r, "network", "set", "a fresh network namespace with only lo, after the hooks");
+  /* Named in the effective spec too, so that `exec` joins the job's netns, not the host's. */
+  if (add_namespace(r->s, AR_NS_NETWORK))
+    ar_policy_note(r, "network", "tightened",
+                   "the config asked for the host's network: a fresh network namespace with "
+                   "only lo instead");
+  else
+    ar_policy_note(r, "network", "set", "a fresh network namespace with only lo, after the hooks");
   return 0;
 }
 
@@ -226,6 +265,7 @@ int ar_policy_apply(const struct ar_host_policy *hp, struct ar_spec *s, const ch
   struct ar_policy_run r = {hp, &req, s, e, err};
 
   if (ar_agent_request_parse(s, &req, err) < 0 || policy_network(&r) < 0 ||
+      policy_namespaces(&r) < 0 ||
       ar_policy_rootfs(&r) < 0 || policy_seccomp(&r) < 0 || ar_policy_caps(&r) < 0 ||
       policy_nnp(&r) < 0 || ar_policy_limits(&r) < 0 || ar_policy_rlimits(&r) < 0 ||
       ar_policy_devices(&r) < 0 || ar_policy_paths(&r) < 0 || ar_policy_sysctl(&r) < 0 ||
@@ -235,6 +275,17 @@ int ar_policy_apply(const struct ar_host_policy *hp, struct ar_spec *s, const ch
   }
   *ret = e;
   return 0;
+}
+
+int ar_policy_exec_process(const struct ar_host_policy *hp, struct ar_process *p, ar_err *err)
+{
+  struct ar_agent_request req = {.network = -1, .rootfs = -1, .seccomp = -1, .audit = -1};
+  struct ar_spec s = {.process = p};
+  struct ar_effective *e = xcalloc(1, sizeof(*e));
+  struct ar_policy_run r = {hp, &req, &s, e, err};
+  int ret = ar_policy_caps(&r) < 0 || policy_nnp(&r) < 0 || ar_policy_rlimits(&r) < 0 ? -1 : 0;
+  ar_effective_free(e);
+  return ret;
 }
 
 char *ar_effective_to_json(const struct ar_effective *e, bool pretty)

@@ -45,6 +45,9 @@ int ar_policy_load(const char *path, struct ar_host_policy **ret, ar_err *err);
 int ar_agent_request_parse(const struct ar_spec *s, struct ar_agent_request *r, ar_err *err);
 int ar_policy_apply(const struct ar_host_policy *hp, struct ar_spec *s, const char *id,
                     struct ar_effective **ret, ar_err *err);
+/* The process-level controls (capabilities, no_new_privileges, rlimits) for an `exec`: a process
+ * given with --process or --cap gets no more than the container's init could have. */
+int ar_policy_exec_process(const struct ar_host_policy *hp, struct ar_process *p, ar_err *err);
 char *ar_effective_to_json(const struct ar_effective *e, bool pretty);
 void ar_effective_free(struct ar_effective *e);
 

@@ -14,14 +14,14 @@
 #define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* The host's system dirs, read-only; a merged-/usr symlink is copied as a symlink. */
-static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                          "/libx32"};
+static const char *const system_dirs[] = {"/usr",   "/bin",   "/sbin",  "/lib",
+                                          "/lib32", "/lib64", "/libx32"};
 /* The minimal /etc: never shadow, never anything of root's or the users'. */
 static const char *const etc_files[] = {
-    "/etc/passwd",       "/etc/group",        "/etc/hosts",         "/etc/nsswitch.conf",
-    "/etc/ld.so.cache",  "/etc/ld.so.conf",   "/etc/ld.so.conf.d",  "/etc/ssl/certs",
-    "/etc/alternatives", "/etc/localtime",    "/etc/python3",       "/etc/python3.11",
-    "/etc/python3.12",   "/etc/python3.13",   "/etc/resolv.conf",   "/etc/mime.types"};
+    "/etc/passwd",       "/etc/group",      "/etc/hosts",        "/etc/nsswitch.conf",
+    "/etc/ld.so.cache",  "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ssl/certs",
+    "/etc/alternatives", "/etc/localtime",  "/etc/python3",      "/etc/python3.11",
+    "/etc/python3.12",   "/etc/python3.13", "/etc/resolv.conf",  "/etc/mime.types"};
 
 static void add_mount(struct ar_spec *s, const char *dst, const char *type, const char *src,
                       const char *opts)
@@ -77,8 +77,7 @@ static void base_mounts(struct ar_spec *s)
 {
   add_mount(s, "/proc", "proc", "proc", "nosuid,noexec,nodev");
   add_mount(s, "/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k");
-  add_mount(s, "/dev/pts", "devpts", "devpts",
-            "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
+  add_mount(s, "/dev/pts", "devpts", "devpts", "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
   add_mount(s, "/dev/mqueue", "mqueue", "mqueue", "nosuid,noexec,nodev");
 }
 
@@ -99,8 +98,8 @@ static int user_mount(struct ar_spec *s, const char *arg, ar_err *err)
   if (dst[0] != '/' || realpath(src, real) == NULL)
     return ar_error(err, dst[0] != '/' ? 0 : errno, "--mount \"%s\": %s", arg,
                     dst[0] != '/' ? "DST must be absolute" : "SRC");
-  add_mount(s, dst, "bind", real, mode && strcmp(mode, "rw") == 0 ? "rbind,rw,nosuid,nodev"
-                                                                     : "rbind,ro,nosuid,nodev");
+  add_mount(s, dst, "bind", real,
+            mode && strcmp(mode, "rw") == 0 ? "rbind,rw,nosuid,nodev" : "rbind,ro,nosuid,nodev");
   return 0;
 }
 
@@ -113,7 +112,8 @@ static void set_annotation(struct ar_spec *s, const char *key, const char *value
 
 static bool plain_word(const char *s)
 {
-  return s && *s && strlen(s) < 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(s);
+  return s && *s && strlen(s) < 64 &&
+         strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(s);
 }
 
 /* The host's environment is not inherited: only safe PATH, LANG, TERM, and what --env sets. */
@@ -148,8 +148,8 @@ static int build_process(struct ar_spec *s, const struct ar_sandbox_opts *o, ar_
 
 static void build_linux(struct ar_spec *s)
 {
-  static const enum ar_ns_type ns[] = {AR_NS_PID, AR_NS_NETWORK, AR_NS_IPC, AR_NS_UTS, AR_NS_MOUNT,
-                                       AR_NS_CGROUP};
+  static const enum ar_ns_type ns[] = {AR_NS_PID, AR_NS_NETWORK, AR_NS_IPC,
+                                       AR_NS_UTS, AR_NS_MOUNT,   AR_NS_CGROUP};
   s->has_linux = true;
   s->linux_.namespaces = xcalloc(ARRAY_SIZE(ns), sizeof(struct ar_namespace));
   for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
@@ -158,8 +158,8 @@ static void build_linux(struct ar_spec *s)
   s->hostname = xstrdup("sandbox");
 }
 
-int ar_sandbox_spec(const struct ar_sandbox_opts *o, const char *rootfs_dir,
-                    struct ar_spec **ret, ar_err *err)
+int ar_sandbox_spec(const struct ar_sandbox_opts *o, const char *rootfs_dir, struct ar_spec **ret,
+                    ar_err *err)
 {
   struct ar_spec *s = xcalloc(1, sizeof(*s));
   char real[4096];

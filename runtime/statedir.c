@@ -170,13 +170,13 @@ const char *ar_state_status(const struct ar_state *st)
 
   if (!ar_state_init_alive(st))
     return "stopped";
-  if (!st->started)
-    return "created";
   if (st->cgroup && ar_cgroup_deserialize(st->cgroup, &cg, &err) == 0) {
     if (ar_cgroup_is_frozen(cg, &frozen, &err) < 0)
       frozen = false;
     ar_cgroup_free(cg);
   }
   ar_error_free(&err);
-  return frozen ? "paused" : "running";
+  if (frozen)
+    return "paused";
+  return st->started ? "running" : "created";
 }
