@@ -121,10 +121,8 @@ static int apply_policy(struct create_job *j, ar_err *err)
     return -1;
   ret = ar_policy_apply(hp, j->spec, j->o->id, &j->eff, err);
   ar_host_policy_free(hp);
-  if (ret == 0 && j->o->audit_path && j->eff->audit) {
-    free(j->eff->audit_path);
-    j->eff->audit_path = xstrdup(j->o->audit_path);
-  }
+  if (ret == 0 && j->o->audit_path && j->eff->audit)
+    ar_effective_set_audit_path(j->eff, j->o->audit_path);
   return ret;
 }
 

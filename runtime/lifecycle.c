@@ -56,14 +56,15 @@ int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
              id);
     goto out;
   }
+  /* Before the release, so the log reads start before the job's first exec. */
+  ar_monitor_signal(st, SIGUSR1); /* the deadline counts from now */
+  if (st->audit_log)
+    ar_audit_event(st->audit_log, id, "start", NULL, NULL, NULL);
   if (ar_write_all(fifo, "0", 1) < 0) {
     ar_error(err, errno, "start: write exec fifo");
     goto out;
   }
   unlink(fifo_path);
-  ar_monitor_signal(st, SIGUSR1); /* the deadline counts from now */
-  if (st->audit_log)
-    ar_audit_event(st->audit_log, id, "start", NULL, NULL, NULL);
   st->started = true;
   if (ar_state_save(ctx->root, st, err) < 0)
     goto out;

@@ -311,6 +311,17 @@ char *ar_effective_to_json(const struct ar_effective *e, bool pretty)
   return ar_jw_finish(w, NULL);
 }
 
+void ar_effective_set_audit_path(struct ar_effective *e, const char *path)
+{
+  free(e->audit_path);
+  e->audit_path = xstrdup(path);
+  for (size_t i = 0; i < e->n_entries; i++)
+    if (strcmp(e->entries[i].control, "audit") == 0) {
+      free(e->entries[i].detail);
+      e->entries[i].detail = xstrdup(path);
+    }
+}
+
 void ar_effective_free(struct ar_effective *e)
 {
   if (e == NULL)

@@ -49,6 +49,8 @@ int ar_policy_apply(const struct ar_host_policy *hp, struct ar_spec *s, const ch
  * given with --process or --cap gets no more than the container's init could have. */
 int ar_policy_exec_process(const struct ar_host_policy *hp, struct ar_process *p, ar_err *err);
 char *ar_effective_to_json(const struct ar_effective *e, bool pretty);
+/* sandbox --audit FILE: the log goes there instead of the policy's audit dir. */
+void ar_effective_set_audit_path(struct ar_effective *e, const char *path);
 void ar_effective_free(struct ar_effective *e);
 
 /* Internal to policy*.c: the per-control edits. */

@@ -249,7 +249,12 @@ void ar_jw_double(struct ar_jw *w, double v)
     return;
   }
   before_item(w);
-  /* the shortest form that reads back as the same double */
+  /* whole numbers as plain integers (3600, not 3.6e+03); else the shortest exact form */
+  if (v == (double)(long long)v && v > -1e15 && v < 1e15) {
+    snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+    puts_(w, tmp);
+    return;
+  }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
     if (strtod(tmp, NULL) == v)

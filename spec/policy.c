@@ -12,7 +12,7 @@
 
 static const char *const control_keys[AR_CTL_COUNT] = {
     "network", "readonly_rootfs", "seccomp",     "capabilities", "no_new_privileges", "limits",
-    "rlimits", "devices",         "masked_paths", "sysctl",       "timeout"};
+    "rlimits", "devices",         "masked_paths", "sysctl",       "timeout",           "namespaces"};
 static const char *const relax_keys[AR_RELAX_COUNT] = {"network_inherit", "rootfs_writable",
                                                        "seccomp_off", "audit_off"};
 
@@ -54,7 +54,8 @@ void ar_host_policy_free(struct ar_host_policy *p)
   free(p);
 }
 
-/* Every key of obj must be in keys[]. */
+/* Every key of obj must be in keys[], once, with a value: a duplicate or a null would leave the
+ * reader guessing which setting is in force. */
 static int only_keys(struct jp *c, yajl_val obj, const char *const *keys, size_t n)
 {
   for (size_t i = 0; i < obj->u.object.len; i++) {
@@ -64,6 +65,11 @@ static int only_keys(struct jp *c, yajl_val obj, const char *const *keys, size_t
       j++;
     if (j == n)
       return jp_key_error(c, k, "unknown key");
+    for (j = 0; j < i; j++)
+      if (strcmp(k, obj->u.object.keys[j]) == 0)
+        return jp_key_error(c, k, "duplicate key");
+    if (YAJL_IS_NULL(obj->u.object.values[i]))
+      return jp_key_error(c, k, "null is not a value here");
   }
   return 0;
 }
@@ -168,7 +174,13 @@ static int parse_section(struct jp *c, yajl_val root, const char *key, struct ar
     jp_pop(c, mark);
     ar_strv_free_n(p->devices, p->n_devices);
     p->devices = NULL;
-    return jp_strv(c, root, "devices", &p->devices, &p->n_devices);
+    p->n_devices = 0;
+    if (jp_strv(c, root, "devices", &p->devices, &p->n_devices) < 0)
+      return -1;
+    for (size_t i = 0; i < p->n_devices; i++)
+      if (strncmp(p->devices[i], "/dev/", 5) != 0 || strstr(p->devices[i], "/../"))
+        return jp_key_error(c, "devices", "\"%s\": expected a path under /dev/", p->devices[i]);
+    return 0;
   }
   if (!YAJL_IS_OBJECT(v))
     r = jp_error(c, "expected object");
@@ -199,6 +211,10 @@ int ar_host_policy_parse(const char *json, size_t len, const char *what,
   if (root == NULL || jp_expect_object(&c, root) < 0 ||
       only_keys(&c, root, sections, ARRAY_SIZE(sections)) < 0)
     goto out;
+  if (jp_field(root, "comment") && !YAJL_IS_STRING(jp_field(root, "comment"))) {
+    jp_key_error(&c, "comment", "expected string");
+    goto out;
+  }
   for (size_t i = 0; i < ARRAY_SIZE(sections) - 1; i++)
     if (parse_section(&c, root, sections[i], p) < 0)
       goto out;

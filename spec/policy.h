@@ -21,6 +21,7 @@ enum ar_control {
   AR_CTL_MASKED_PATHS,  /* the OCI default masked and readonly paths */
   AR_CTL_SYSCTL,        /* only namespaced sysctls */
   AR_CTL_TIMEOUT,       /* wall-clock deadline */
+  AR_CTL_NAMESPACES,    /* private pid, ipc, uts and mount namespaces */
   AR_CTL_COUNT
 };
 
