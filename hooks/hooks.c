@@ -16,7 +16,7 @@
 
 /* Child side: stdin is a pipe holding the state; stdout/stderr go to the capture pipe. */
 static void __attribute__((noreturn))
-exec_hook(const struct ar_hook *h, int in_fd, int out_fd)
+exec_hook(const struct ar_hook *h, int in_fd, int out_fd, const char *cwd)
 {
   cleanup_strv char **argv = NULL;
   cleanup_strv char **envp = NULL;
@@ -27,6 +27,8 @@ exec_hook(const struct ar_hook *h, int in_fd, int out_fd)
   if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
     _exit(127);
   ar_close_fds_from(3);
+  if (cwd && chdir(cwd) < 0)
+    _exit(127);
   if (h->n_args > 0) {
     argv = ar_strv_dup(h->args, h->n_args);
   } else {
@@ -80,7 +82,8 @@ static int wait_hook(pid_t pid, int pidfd, int out_fd, int timeout_s, char *out,
   return 0;
 }
 
-static int run_one(const struct ar_hook *h, const char *phase, const char *state_json, ar_err *err)
+static int run_one(const struct ar_hook *h, const char *phase, const char *state_json,
+                   const char *cwd, ar_err *err)
 {
   int in[2], outp[2], status = 0, pidfd;
   bool timed_out = false;
@@ -102,7 +105,7 @@ static int run_one(const struct ar_hook *h, const char *phase, const char *state
     return ar_error(err, e, "%s hook: fork", phase);
   }
   if (pid == 0)
-    exec_hook(h, in[0], outp[1]);
+    exec_hook(h, in[0], outp[1], cwd);
   close(in[0]);
   close(outp[1]);
   /* A hook that never reads stdin must not block us: the state fits in the pipe buffer. */
@@ -131,10 +134,10 @@ static int run_one(const struct ar_hook *h, const char *phase, const char *state
 }
 
 int ar_hooks_run(const struct ar_hook_list *list, enum ar_hook_phase phase, const char *state_json,
-                 ar_err *err)
+                 const char *cwd, ar_err *err)
 {
   for (size_t i = 0; i < list->n_hooks; i++)
-    if (run_one(&list->hooks[i], ar_hook_phase_name(phase), state_json, err) < 0)
+    if (run_one(&list->hooks[i], ar_hook_phase_name(phase), state_json, cwd, err) < 0)
       return -1;
   return 0;
 }

@@ -5,7 +5,8 @@
 
 #include "spec/spec.h"
 
+/* cwd: the bundle, as runc does (NULL: leave the cwd alone). */
 int ar_hooks_run(const struct ar_hook_list *list, enum ar_hook_phase phase, const char *state_json,
-                 ar_err *err);
+                 const char *cwd, ar_err *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -49,32 +50,52 @@ struct ar_jw *ar_audit_begin(const char *event, const char *id)
   return w;
 }
 
+/* One write(2) for the line and its newline: O_APPEND keeps lines from agentrun's own
+ * commands (start, delete) whole when they land while the monitor writes. */
+static int write_line(int fd, const char *line, size_t len)
+{
+  struct iovec iov[2] = {{(void *)line, len}, {"\n", 1}};
+  ssize_t n;
+  do
+    n = writev(fd, iov, 2);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -1;
+  if ((size_t)n == len + 1)
+    return 0;
+  /* a short write (disk full): finish it, or the next line would be glued onto this one */
+  if ((size_t)n < len && ar_write_all(fd, line + n, len - n) < 0)
+    return -1;
+  return ar_write_all(fd, "\n", 1) < 0 ? -1 : 0;
+}
+
 int ar_audit_end(struct ar_audit *a, struct ar_jw *w, bool final)
 {
+  struct stat st;
   size_t len;
   char *line;
   uint64_t limit;
   ar_jw_map_close(w);
   line = ar_jw_finish(w, &len);
-  line = xrealloc(line, len + 2);
-  line[len++] = '\n';
+  /* agentrun's own commands append too (create, start, delete): size the file, not our part */
+  if (a->max_bytes && a->fd >= 0 && fstat(a->fd, &st) == 0)
+    a->written = st.st_size;
   limit = a->max_bytes ? (final ? a->max_bytes : a->max_bytes - FINAL_RESERVE) : UINT64_MAX;
   if (a->max_bytes && a->max_bytes < 2 * FINAL_RESERVE)
     limit = a->max_bytes;
-  if (a->fd < 0 || a->written + len > limit) {
+  /* once a line is dropped every later one is, but the report: the log stays a clean prefix */
+  if (a->fd < 0 || (a->dropped && !final) || a->written + len + 1 > limit) {
     a->dropped++;
     free(line);
     return 0;
   }
   /* A full disk: count the loss and go on; the container is not held back. */
-  if (ar_write_all(a->fd, line, len) < 0)
+  if (write_line(a->fd, line, len) < 0)
     a->dropped++;
   else
-    a->written += len;
-  if (a->syslog) {
-    line[len - 1] = '\0';
+    a->written += len + 1;
+  if (a->syslog)
     syslog(LOG_INFO | LOG_AUTHPRIV, "%s", line);
-  }
   free(line);
   return 0;
 }

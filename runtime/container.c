@@ -178,6 +178,9 @@ static int load_bundle(struct create_job *j, ar_err *err)
 static int plan_network(struct create_job *j, struct ar_init_args *a, ar_err *err)
 {
   const struct ar_spec *s = j->spec;
+  const struct ar_namespace *net = ar_spec_namespace(s, AR_NS_NETWORK);
+  /* A new netns gets lo up, as with runc. */
+  a->net_lo_up = net && (net->path == NULL || *net->path == '\0');
   if (!j->eff->isolate_net)
     return 0;
   a->net_lo_up = true;
@@ -229,11 +232,11 @@ static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
   }
   if (j->eff->agent_seccomp && agent_filter(j, a, err) < 0)
     return -1;
-  if (s->process->has_capabilities) {
-    if (ar_caps_resolve(&s->process->capabilities, &a->caps, err) < 0)
-      return ar_error_wrap(err, "config.json: process.capabilities");
-    a->has_caps = true;
-  }
+  /* No capabilities object means no capabilities, as runc does. */
+  if (s->process->has_capabilities &&
+      ar_caps_resolve(&s->process->capabilities, &a->caps, err) < 0)
+    return ar_error_wrap(err, "config.json: process.capabilities");
+  a->has_caps = true;
   if (ar_ns_plan(s, &j->ns, err) < 0)
     return -1;
   return plan_network(j, a, err);
@@ -280,6 +283,7 @@ static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
   a->process = j->spec->process;
   a->id = j->o->id;
   a->rootfs = j->state->rootfs;
+  a->bundle = j->state->bundle;
   a->sync_fd = j->sync[1];
   a->fifo_fd = j->fifo_fd;
   a->lock_fd = j->lock_fd;
@@ -289,7 +293,8 @@ static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
   a->ns = &j->ns;
   a->hooks_sync = j->spec->hooks[AR_HOOK_PRESTART].n_hooks ||
                   j->spec->hooks[AR_HOOK_CREATE_RUNTIME].n_hooks ||
-                  j->spec->hooks[AR_HOOK_CREATE_CONTAINER].n_hooks;
+                  j->spec->hooks[AR_HOOK_CREATE_CONTAINER].n_hooks ||
+                  j->spec->hooks[AR_HOOK_START_CONTAINER].n_hooks;
   j->pid = ar_clone3(j->ns.clone_flags, ar_cgroup_v2_fd(j->cg));
   if (j->pid == 0) {
     close(j->sync[0]);
@@ -313,7 +318,7 @@ int ar_container_hooks(const struct ar_spec *s, const struct ar_state *st, enum 
     return 0;
   if (ar_state_oci_json(st, status, false, &json, err) < 0)
     return -1;
-  return ar_hooks_run(&s->hooks[ph], ph, json, err);
+  return ar_hooks_run(&s->hooks[ph], ph, json, st->bundle, err);
 }
 
 static int on_hooks_request(struct create_job *j, ar_err *err)
@@ -326,6 +331,18 @@ static int on_hooks_request(struct create_job *j, ar_err *err)
   if (ar_state_oci_json(j->state, "created", false, &json, err) < 0)
     return -1;
   return ar_sync_send(j->sync[0], AR_SYNC_HOOKS_DONE, 0, json, -1, err);
+}
+
+/* The child forked the real init into its pid namespace (a sibling of it, our child). */
+static int on_child_pid(struct create_job *j, pid_t pid, ar_err *err)
+{
+  if (pid <= 0)
+    return ar_error(err, 0, "sync: bad init pid");
+  while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  j->pid = j->state->pid = pid;
+  j->state->pid_start = ar_proc_starttime(pid, NULL);
+  return ar_state_save(j->ctx->root, j->state, err);
 }
 
 static int on_pty(struct create_job *j, int master, ar_err *err)
@@ -343,6 +360,7 @@ static int on_pty(struct create_job *j, int master, ar_err *err)
 static int drive_init(struct create_job *j, ar_err *err)
 {
   struct ar_sync_msg *msg = xmalloc(sizeof(*msg));
+  cleanup_free char *lstate = NULL;
   int ret = -1;
 
   j->state->pid = j->pid;
@@ -353,7 +371,12 @@ static int drive_init(struct create_job *j, ar_err *err)
     goto out;
   if (j->ns.new_user && ar_ns_write_maps(j->spec, j->pid, err) < 0)
     goto out;
-  if (ar_sync_send(j->sync[0], AR_SYNC_MAPS_DONE, 0, NULL, -1, err) < 0) /* sync 1 */
+  /* sync 1 carries the container process state for the OCI seccomp agent, if any */
+  if (j->has_bpf && j->bpf.wants_listener && j->spec->linux_.seccomp->listener_path &&
+      (lstate = ar_listener_state(j->state, j->pid, "creating",
+                                  j->spec->linux_.seccomp->listener_metadata, err)) == NULL)
+    goto out;
+  if (ar_sync_send(j->sync[0], AR_SYNC_MAPS_DONE, 0, lstate, -1, err) < 0) /* sync 1 */
     goto out;
   for (;;) {
     if (ar_sync_recv(j->sync[0], msg, err) < 0)
@@ -362,6 +385,8 @@ static int drive_init(struct create_job *j, ar_err *err)
       ar_error_set_raw(err, msg->err_no, msg->data);
       goto out;
     }
+    if (msg->type == AR_SYNC_CHILD_PID && on_child_pid(j, atoi(msg->data), err) < 0)
+      goto out;
     if (msg->type == AR_SYNC_HOOKS_REQ && on_hooks_request(j, err) < 0) /* sync 2, 3 */
       goto out;
     if (msg->type == AR_SYNC_PTY && on_pty(j, msg->fd, err) < 0)
@@ -404,6 +429,14 @@ static int start_monitor(struct create_job *j, ar_err *err)
     cleanup_free char *summary = ar_effective_to_json(j->eff, false);
     j->state->audit_log = xstrdup(j->eff->audit_path);
     if (ar_audit_event(j->eff->audit_path, j->o->id, "create", "policy", summary, err) < 0)
+      return -1;
+    if (!j->state->audit_exec &&
+        ar_audit_event(j->eff->audit_path, j->o->id, "audit_degraded", "reason",
+                       j->state->agent_seccomp
+                           ? "\"the config's seccomp filter has SCMP_ACT_NOTIFY rules: its "
+                             "listener gets them, execs are not audited\""
+                           : "\"the agent seccomp filter is off: execs are not audited\"",
+                       err) < 0)
       return -1;
   }
   return 0;

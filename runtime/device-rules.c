@@ -1,5 +1,6 @@
 /* The devices cgroup rules a container gets: the config's (or the policy's) rules, then, as
- * runc does, allow rules for the default devices, /dev/pts, and each device in linux.devices. */
+ * runc does, allow rules for the default devices and /dev/pts.  A device of linux.devices is
+ * usable only if a rule allows it. */
 #include <config.h>
 #include "devices.h"
 
@@ -38,13 +39,10 @@ void ar_device_rules_complete(struct ar_spec *s)
 {
   struct ar_linux *l = &s->linux_;
   struct ar_resources *res = &l->resources;
+
   /* No rules at all: the devices cgroup stays as the kernel made it, as with runc. */
   if (!l->has_resources || res->n_devices == 0)
     return;
   for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
     append(res, defaults[i].type, defaults[i].major, defaults[i].minor, defaults[i].access);
-  for (size_t i = 0; i < l->n_devices; i++)
-    if (l->devices[i].type == 'c' || l->devices[i].type == 'b' || l->devices[i].type == 'u')
-      append(res, l->devices[i].type == 'b' ? 'b' : 'c', l->devices[i].major,
-             l->devices[i].minor, "rwm");
 }

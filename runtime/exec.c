@@ -126,11 +126,9 @@ static int spawn(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
   a.bpf = j->has_bpf ? &j->bpf : NULL;
   a.agent_bpf = j->has_agent_bpf ? &j->agent_bpf : NULL;
   a.mon_fd = -1;
-  if (j->proc->has_capabilities) {
-    if (ar_caps_resolve(&j->proc->capabilities, &a.caps, err) < 0)
-      return -1;
-    a.has_caps = true;
-  }
+  if (j->proc->has_capabilities && ar_caps_resolve(&j->proc->capabilities, &a.caps, err) < 0)
+    return -1;
+  a.has_caps = true;
   if (ar_ns_parent_enter(j->spec, &j->ns, restore, err) < 0) {
     ar_ns_parent_restore(restore, NULL);
     return -1;
@@ -154,11 +152,17 @@ static int spawn(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
 static int drive(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
 {
   struct ar_sync_msg *msg = xmalloc(sizeof(*msg));
+  cleanup_free char *lstate = NULL;
   ar_err eof = NULL;
   int ret = -1;
   if (j->cg && ar_cgroup_v2_fd(j->cg) < 0 && ar_cgroup_enter(j->cg, j->pid, err) < 0)
     goto out;
-  if (ar_sync_send(j->sync[0], AR_SYNC_MAPS_DONE, 0, NULL, -1, err) < 0)
+  /* sync 1 carries the container process state for the OCI seccomp agent, if any */
+  if (j->has_bpf && j->bpf.wants_listener && j->spec->linux_.seccomp->listener_path &&
+      (lstate = ar_listener_state(j->st, j->pid, "running",
+                                  j->spec->linux_.seccomp->listener_metadata, err)) == NULL)
+    goto out;
+  if (ar_sync_send(j->sync[0], AR_SYNC_MAPS_DONE, 0, lstate, -1, err) < 0)
     goto out;
   for (;;) {
     if (ar_sync_recv(j->sync[0], msg, &eof) < 0)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hooks/hooks.h"
+#include "monitor-spawn.h"
 #include "mounts.h"
 #include "sync.h"
 #include "terminal.h"
@@ -28,6 +29,8 @@ struct init_run {
   struct ar_init_args *a;
   char *hooks_state; /* state JSON from the parent, for createContainer/startContainer hooks */
   char *exe;         /* resolved path of args[0] */
+  char *lstate;      /* linux.seccomp.listenerPath: the state to send with the notify fd */
+  int lsock;         /* and the connection to send them on, made on the host side */
 };
 
 static const char *env_get(const struct ar_process *p, const char *key)
@@ -99,17 +102,42 @@ static int set_sysctls(const struct ar_spec *s, ar_err *err)
   return 0;
 }
 
+/* The pid namespace we unshared holds our next child: it becomes the init, as a child of the
+ * runtime (CLONE_PARENT), and we hand over its pid and go. */
+static int fork_into_pidns(struct init_run *r, ar_err *err)
+{
+  char buf[32];
+  pid_t pid = ar_clone3(CLONE_PARENT, -1);
+  if (pid < 0)
+    return ar_error(err, errno, "fork into the new pid namespace");
+  if (pid == 0)
+    return 0;
+  snprintf(buf, sizeof(buf), "%d", pid);
+  if (ar_sync_send(r->a->sync_fd, AR_SYNC_CHILD_PID, 0, buf, -1, err) < 0)
+    return -1;
+  _exit(0);
+}
+
 /* sync 1: the parent has put us in the cgroup and written the id maps. */
 static int stage_namespaces(struct init_run *r, ar_err *err)
 {
   struct ar_sync_msg *msg = xmalloc(sizeof(*msg));
   int ret = ar_sync_expect(r->a->sync_fd, AR_SYNC_MAPS_DONE, msg, err);
+  if (ret == 0 && msg->data[0]) /* the OCI seccomp agent's: connect before its path is gone */
+    r->lstate = xstrdup(msg->data);
   free(msg);
   if (ret < 0)
     return -1;
+  if (r->lstate &&
+      (r->lsock = ar_listener_connect(r->a->spec->linux_.seccomp->listener_path, err)) < 0)
+    return -1;
   if (r->a->ns->new_user && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
     return ar_error(err, errno, "become root in the user namespace");
-  return ar_ns_join(r->a->ns, err);
+  if (ar_ns_join(r->a->ns, err) < 0)
+    return -1;
+  if (r->a->ns->join_fd[AR_NS_USER] >= 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+    return ar_error(err, errno, "become root in the joined user namespace");
+  return r->a->ns->fork_after_join ? fork_into_pidns(r, err) : 0;
 }
 
 /* sync 2, 3: prestart/createRuntime run in the parent, then createContainer here. */
@@ -130,7 +158,7 @@ static int stage_create_hooks(struct init_run *r, ar_err *err)
   if (r->a->net_unshare && unshare(CLONE_NEWNET) < 0)
     return ar_error(err, errno, "unshare a fresh network namespace");
   return ar_hooks_run(&r->a->spec->hooks[AR_HOOK_CREATE_CONTAINER], AR_HOOK_CREATE_CONTAINER,
-                      r->hooks_state, err);
+                      r->hooks_state, r->a->bundle, err);
 }
 
 static int stage_terminal(struct init_run *r, ar_err *err)
@@ -204,7 +232,7 @@ static int stage_wait_start(struct init_run *r, ar_err *err)
   r->a->fifo_fd = close_and_reset(r->a->fifo_fd);
   if (r->hooks_state)
     return ar_hooks_run(&r->a->spec->hooks[AR_HOOK_START_CONTAINER], AR_HOOK_START_CONTAINER,
-                        r->hooks_state, err);
+                        r->hooks_state, NULL, err);
   return 0;
 }
 
@@ -217,6 +245,12 @@ static int load_filters(struct init_run *r, int *listener, ar_err *err)
   int to = r->a->is_exec ? r->a->sync_fd : r->a->mon_fd;
   if (r->a->bpf && ar_seccomp_load(r->a->bpf, listener, err) < 0)
     return -1;
+  if (*listener >= 0 && r->lsock >= 0) {
+    int sent = ar_listener_send(r->lsock, r->lstate, *listener, err);
+    r->lsock = close_and_reset(r->lsock);
+    if (sent < 0)
+      return -1;
+  }
   if (r->a->agent_bpf && ar_seccomp_load(r->a->agent_bpf, &agent_listener, err) < 0)
     return ar_error_wrap(err, "agent seccomp filter");
   if (agent_listener >= 0 && to >= 0 &&
@@ -246,6 +280,33 @@ static int stage_credentials(struct init_run *r, ar_err *err)
   return 0;
 }
 
+/* HOME from the container's /etc/passwd when the config leaves it unset, as runc does. */
+static char **with_home(const struct ar_process *p, char **envp)
+{
+  char line[1024], *home = NULL;
+  size_t n = ar_strv_len(envp);
+  FILE *f;
+  if (env_get(p, "HOME"))
+    return envp;
+  if ((f = fopen("/etc/passwd", "re")) != NULL) {
+    while (home == NULL && fgets(line, sizeof(line), f)) {
+      char *fields[7], *t = line;
+      int k = 0;
+      /* name:pw:uid:gid:gecos:home:shell, with empty fields kept */
+      for (; k < 7 && (fields[k] = strsep(&t, ":")) != NULL; k++)
+        ;
+      if (k >= 6 && strtoul(fields[2], NULL, 10) == p->user.uid && *fields[2])
+        home = xstrdup(fields[5]);
+    }
+    fclose(f);
+  }
+  envp = xrealloc(envp, (n + 2) * sizeof(char *));
+  envp[n] = xasprintf("HOME=%s", home && *home ? home : "/");
+  envp[n + 1] = NULL;
+  free(home);
+  return envp;
+}
+
 static void __attribute__((noreturn)) fail(struct init_run *r, ar_err err, bool after_ready)
 {
   int code = err && (err->status == ENOENT || strstr(err->msg, "not found")) ? 127 : 1;
@@ -260,7 +321,7 @@ static void __attribute__((noreturn)) fail(struct init_run *r, ar_err err, bool 
 
 void ar_init_main(struct ar_init_args *a)
 {
-  struct init_run r = {.a = a};
+  struct init_run r = {.a = a, .lsock = -1};
   const struct ar_process *p = a->process;
   cleanup_strv char **argv = NULL;
   cleanup_strv char **envp = NULL;
@@ -277,7 +338,7 @@ void ar_init_main(struct ar_init_args *a)
   /* No fd of ours beyond stdio and --preserve-fds reaches the process (CVE-2024-21626). */
   syscall(SYS_close_range, 3 + a->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
   argv = ar_strv_dup(p->args, p->n_args);
-  envp = ar_strv_dup(p->env, p->n_env);
+  envp = with_home(p, ar_strv_dup(p->env, p->n_env));
   execve(r.exe, argv, envp);
   ar_error(&err, errno, "exec: \"%s\"", r.exe);
   fail(&r, err, !a->is_exec);

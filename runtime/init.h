@@ -14,6 +14,7 @@ struct ar_init_args {
   const struct ar_process *process;
   const char *id;
   const char *rootfs;
+  const char *bundle;
   int sync_fd;
   int fifo_fd;        /* the exec fifo, open O_RDWR; -1 for exec */
   int lock_fd;        /* the state dir lock: the parent's alone, closed at once */

@@ -178,8 +178,14 @@ int ar_container_delete(const struct ar_ctx *ctx, const char *id, bool force, ar
   const char *status;
   int ret = -1;
 
-  if (ar_statedir_lock(ctx->root, id, &lock, err) < 0)
+  if (ar_statedir_lock(ctx->root, id, &lock, err) < 0) {
+    /* runc: --force on a container that is not there is not an error */
+    if (force && strstr((*err)->msg, "does not exist") && ar_validate_id(id, NULL) == 0) {
+      ar_error_free(err);
+      return 0;
+    }
     return -1;
+  }
   if (ar_state_load(ctx->root, id, &st, err) < 0) {
     /* A create killed half-way leaves a dir with no state: --force clears it. */
     if (force && (ret = ar_statedir_remove(ctx->root, id, NULL)) == 0)

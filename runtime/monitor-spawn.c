@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "monitor.h"
+#include "spec/jsonw.h"
 #include "statedir.h"
 #include "utils.h"
 
@@ -186,8 +187,8 @@ int ar_monitor_send_listener(const char *state_dir, int listener, ar_err *err)
     char buf[CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
   } ctl;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                      .msg_controllen = sizeof(ctl.buf)};
+  struct msghdr mh = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
   struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
   cleanup_close int dirfd = -1;
   if (fd < 0)
@@ -202,5 +203,77 @@ int ar_monitor_send_listener(const char *state_dir, int listener, ar_err *err)
   memcpy(CMSG_DATA(c), &listener, sizeof(int));
   if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
     return ar_error(err, errno, "send the listener to the monitor");
+  return 0;
+}
+
+char *ar_listener_state(const struct ar_state *st, pid_t pid, const char *status,
+                        const char *metadata, ar_err *err)
+{
+  cleanup_free char *state = NULL;
+  struct ar_jw *w;
+  if (ar_state_oci_json(st, status, false, &state, err) < 0)
+    return NULL;
+  w = ar_jw_new(false);
+  ar_jw_map_open(w);
+  ar_jw_kstr(w, "ociVersion", AR_OCI_VERSION);
+  ar_jw_key(w, "fds");
+  ar_jw_array_open(w);
+  ar_jw_str(w, "seccompFd");
+  ar_jw_array_close(w);
+  ar_jw_kint(w, "pid", pid);
+  if (metadata)
+    ar_jw_kstr(w, "metadata", metadata);
+  ar_jw_key(w, "state");
+  ar_jw_raw(w, state);
+  ar_jw_map_close(w);
+  return ar_jw_finish(w, NULL);
+}
+
+int ar_listener_connect(const char *path, ar_err *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  cleanup_close int dirfd = -1;
+  int fd;
+  if (socket_addr(path, &sa, &dirfd, err) < 0)
+    return ar_error_wrap(err, "linux.seccomp.listenerPath");
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return ar_error(err, errno, "linux.seccomp.listenerPath: socket");
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    int e = errno;
+    close(fd);
+    return ar_error(err, e, "linux.seccomp.listenerPath: connect to '%s'", path);
+  }
+  return fd;
+}
+
+int ar_listener_send(int sock, const char *state_json, int notify_fd, ar_err *err)
+{
+  size_t len = strlen(state_json), done;
+  struct iovec iov = {.iov_base = (void *)state_json, .iov_len = len};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr mh = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  ssize_t n;
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
+  do
+    n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return ar_error(err, errno, "linux.seccomp.listenerPath: send the seccomp fd");
+  /* the fd went with the first bytes; the rest of the state follows as plain data */
+  for (done = n; done < len; done += n) {
+    n = send(sock, state_json + done, len - done, MSG_NOSIGNAL);
+    if (n < 0 && errno != EINTR)
+      return ar_error(err, errno, "linux.seccomp.listenerPath: send the state");
+    n = n < 0 ? 0 : n;
+  }
   return 0;
 }

@@ -49,8 +49,8 @@ static bool take_listener(struct mon *m, int sock)
     char buf[CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
   } ctl;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                      .msg_controllen = sizeof(ctl.buf)};
+  struct msghdr mh = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
   struct cmsghdr *c;
   int fd;
   if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) <= 0)
@@ -59,6 +59,7 @@ static bool take_listener(struct mon *m, int sock)
   if (c == NULL || c->cmsg_type != SCM_RIGHTS)
     return true;
   memcpy(&fd, CMSG_DATA(c), sizeof(int));
+  ar_mon_notify_listener(fd);
   if (watch(m, fd) < 0)
     close(fd);
   return true;
@@ -66,9 +67,12 @@ static bool take_listener(struct mon *m, int sock)
 
 static void accept_session(struct mon *m, int lsock)
 {
+  /* a client that connects and sends nothing must not stall every exec of the container */
+  struct timeval tv = {.tv_sec = 1};
   int s = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
   if (s < 0)
     return;
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   take_listener(m, s);
   close(s);
 }
@@ -189,10 +193,10 @@ static void loop(struct mon *m)
           epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL);
       } else if (fd == AR_MON_FD_LISTEN) {
         accept_session(m, fd);
-      } else if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
-        epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL); /* every user of that filter is gone */
-        close(fd);
-      } else if (ar_mon_handle_notify(fd, &m->audit) < 0 && errno == EBADF) {
+      } else if ((evs[i].events & (EPOLLHUP | EPOLLERR)) ||
+                 (ar_mon_handle_notify(fd, &m->audit) < 0 && errno != ENOENT)) {
+        /* every user of that filter is gone, or it is no listener (ENOTTY): never spin on it */
+        epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL);
         close(fd);
       }
     }
@@ -202,28 +206,60 @@ static void loop(struct mon *m)
 static int parse_args(int argc, char **argv, struct mon *m, const char **audit_path,
                       uint64_t *max_bytes, bool *syslog_on)
 {
-  static const struct option lo[] = {
-      {"id", 1, 0, 'i'},        {"pid", 1, 0, 'p'},     {"state-dir", 1, 0, 'd'},
-      {"audit", 1, 0, 'a'},     {"max-bytes", 1, 0, 'm'}, {"syslog", 0, 0, 's'},
-      {"timeout-ms", 1, 0, 't'}, {"cg-mem", 1, 0, 'M'}, {"cg-cpu", 1, 0, 'C'},
-      {"cg-pids", 1, 0, 'P'},   {"cg-freezer", 1, 0, 'F'}, {"cg-v2", 1, 0, 'V'},
-      {0, 0, 0, 0}};
+  static const struct option lo[] = {{"id", 1, 0, 'i'},
+                                     {"pid", 1, 0, 'p'},
+                                     {"state-dir", 1, 0, 'd'},
+                                     {"audit", 1, 0, 'a'},
+                                     {"max-bytes", 1, 0, 'm'},
+                                     {"syslog", 0, 0, 's'},
+                                     {"timeout-ms", 1, 0, 't'},
+                                     {"cg-mem", 1, 0, 'M'},
+                                     {"cg-cpu", 1, 0, 'C'},
+                                     {"cg-pids", 1, 0, 'P'},
+                                     {"cg-freezer", 1, 0, 'F'},
+                                     {"cg-v2", 1, 0, 'V'},
+                                     {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
     switch (c) {
-    case 'i': m->id = optarg; break;
-    case 'p': m->pid = atoi(optarg); break;
-    case 'd': m->state_dir = optarg; break;
-    case 'a': *audit_path = optarg; break;
-    case 'm': *max_bytes = strtoull(optarg, NULL, 10); break;
-    case 's': *syslog_on = true; break;
-    case 't': m->timeout_ms = strtoull(optarg, NULL, 10); break;
-    case 'M': m->cg.mem_dir = optarg; break;
-    case 'C': m->cg.cpu_dir = optarg; break;
-    case 'P': m->cg.pids_dir = optarg; break;
-    case 'F': m->cg.freezer_dir = optarg; break;
-    case 'V': m->cg.v2_dir = optarg; break;
-    default: return -1;
+    case 'i':
+      m->id = optarg;
+      break;
+    case 'p':
+      m->pid = atoi(optarg);
+      break;
+    case 'd':
+      m->state_dir = optarg;
+      break;
+    case 'a':
+      *audit_path = optarg;
+      break;
+    case 'm':
+      *max_bytes = strtoull(optarg, NULL, 10);
+      break;
+    case 's':
+      *syslog_on = true;
+      break;
+    case 't':
+      m->timeout_ms = strtoull(optarg, NULL, 10);
+      break;
+    case 'M':
+      m->cg.mem_dir = optarg;
+      break;
+    case 'C':
+      m->cg.cpu_dir = optarg;
+      break;
+    case 'P':
+      m->cg.pids_dir = optarg;
+      break;
+    case 'F':
+      m->cg.freezer_dir = optarg;
+      break;
+    case 'V':
+      m->cg.v2_dir = optarg;
+      break;
+    default:
+      return -1;
     }
   }
   return (m->id && m->pid > 0 && m->state_dir) ? 0 : -1;
@@ -269,8 +305,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "agentrun-monitor: started with bad arguments; it is run by agentrun\n");
     return 2;
   }
-  /* Nothing of the caller's stays open in a process that outlives it. */
-  syscall(SYS_close_range, AR_MON_FD_LISTEN + 1, ~0U, 0);
   /* A flood of execs inside must slow the container, not the host. */
   setpriority(PRIO_PROCESS, 0, 10);
   if (setup(&m, audit_path, max_bytes, syslog_on) < 0)

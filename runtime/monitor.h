@@ -42,7 +42,9 @@ int ar_mon_kill_cgroup(const struct ar_mon_cgroup *cg);
 
 /* One seccomp notification on fd: read the exec's path and argv, log it, let it continue. */
 int ar_mon_handle_notify(int fd, struct ar_audit *audit);
-/* Read the notify sizes once. */
+/* Read the notify sizes once, and allocate the one request the monitor reuses. */
 int ar_mon_notify_init(void);
+/* Tune a listener as it arrives (synchronous wake-ups where the kernel has them). */
+void ar_mon_notify_listener(int fd);
 
 #endif

@@ -48,9 +48,12 @@ int ar_ns_plan(const struct ar_spec *s, struct ar_ns_plan *plan, ar_err *err)
     return ar_error(err, 0, "linux.timeOffsets: needs a new time namespace");
   /* A cgroup namespace made at clone would be rooted at our cgroup, not the container's. */
   plan->unshare_flags = plan->clone_flags & CLONE_NEWCGROUP;
-  /* Namespaces made with a joined user namespace must be owned by it: make them after setns. */
-  if (plan->join_fd[AR_NS_USER] >= 0)
-    plan->unshare_flags |= plan->clone_flags & ~(CLONE_NEWPID | CLONE_NEWTIME);
+  /* Namespaces made with a joined user namespace must be owned by it: make them after setns.
+   * A pid namespace unshared there only holds the child's next child: the init forks once. */
+  if (plan->join_fd[AR_NS_USER] >= 0) {
+    plan->unshare_flags |= plan->clone_flags & ~CLONE_NEWTIME;
+    plan->fork_after_join = plan->unshare_flags & CLONE_NEWPID;
+  }
   plan->clone_flags &= ~plan->unshare_flags;
   return 0;
 }
@@ -158,7 +161,8 @@ pid_t ar_clone3(int flags, int cgroup_fd)
 {
   struct clone_args ca = {0};
   ca.flags = flags;
-  ca.exit_signal = SIGCHLD;
+  /* With CLONE_PARENT the child inherits our exit signal; clone3 wants 0 here. */
+  ca.exit_signal = (flags & CLONE_PARENT) ? 0 : SIGCHLD;
   if (cgroup_fd >= 0) {
     ca.flags |= CLONE_INTO_CGROUP;
     ca.cgroup = cgroup_fd;

@@ -12,6 +12,7 @@ struct ar_ns_plan {
   int unshare_flags;         /* CLONE_NEW* the child unshares after joining and sync 1 */
   int join_fd[AR_NS_COUNT];  /* opened namespace paths, -1 when not joined */
   bool new_user;
+  bool fork_after_join;      /* a pid namespace owned by a joined userns: the init forks */
   bool time_offsets;         /* the parent unshares CLONE_NEWTIME and writes the offsets */
 };
 

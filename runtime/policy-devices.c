@@ -16,14 +16,21 @@ struct dev_default {
 
 /* The only devices an agent job gets, unless the host policy lists more. */
 static const struct dev_default default_devices[] = {
-    {"/dev/null", 'c', 1, 3},    {"/dev/zero", 'c', 1, 5}, {"/dev/full", 'c', 1, 7},
-    {"/dev/random", 'c', 1, 8},  {"/dev/urandom", 'c', 1, 9}, {"/dev/tty", 'c', 5, 0},
+    {"/dev/null", 'c', 1, 3},   {"/dev/zero", 'c', 1, 5},    {"/dev/full", 'c', 1, 7},
+    {"/dev/random", 'c', 1, 8}, {"/dev/urandom", 'c', 1, 9}, {"/dev/tty", 'c', 5, 0},
     {"/dev/ptmx", 'c', 5, 2}};
 
-static const char *const default_masked[] = {
-    "/proc/acpi",          "/proc/asound",     "/proc/kcore",       "/proc/keys",
-    "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-    "/proc/scsi",          "/sys/firmware",    "/sys/devices/virtual/powercap"};
+static const char *const default_masked[] = {"/proc/acpi",
+                                             "/proc/asound",
+                                             "/proc/kcore",
+                                             "/proc/keys",
+                                             "/proc/latency_stats",
+                                             "/proc/timer_list",
+                                             "/proc/timer_stats",
+                                             "/proc/sched_debug",
+                                             "/proc/scsi",
+                                             "/sys/firmware",
+                                             "/sys/devices/virtual/powercap"};
 static const char *const default_readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                                "/proc/sysrq-trigger"};
 
@@ -107,8 +114,13 @@ static void clear_rules(struct ar_resources *res)
 static void device_rules(struct ar_policy_run *r)
 {
   struct ar_resources *res = &r->s->linux_.resources;
+  const struct ar_linux *l = &r->s->linux_;
   clear_rules(res);
   add_rule(res, false, 'a', -1, -1, "rwm");
+  for (size_t i = 0; i < l->n_devices; i++) /* the host allowed these */
+    if (!is_default(&l->devices[i]))
+      add_rule(res, true, l->devices[i].type == 'b' ? 'b' : 'c', l->devices[i].major,
+               l->devices[i].minor, "rwm");
   r->s->linux_.has_resources = true;
 }
 
@@ -120,7 +132,8 @@ int ar_policy_devices(struct ar_policy_run *r)
   dropped = filter_devices(r);
   device_rules(r);
   ar_policy_note(r, "devices", dropped ? "tightened" : "set",
-                 "null zero full random urandom tty ptmx%s", r->hp->n_devices ? " + host list" : "");
+                 "null zero full random urandom tty ptmx%s",
+                 r->hp->n_devices ? " + host list" : "");
   return 0;
 }
 
@@ -149,10 +162,10 @@ static size_t add_paths(char ***v, size_t *n, const char *const *add, size_t n_a
 /* Filesystems that are windows onto the kernel: written to, they set host-wide knobs
  * (/sys/power/state, core_pattern through a second procfs) or lift the job's own limits (a
  * writable cgroup mount holds its pids.max and memory.limit_in_bytes). */
-static const char *const kernel_fs[] = {"sysfs",      "cgroup",   "cgroup2",  "debugfs",
-                                        "tracefs",    "securityfs", "configfs", "efivarfs",
-                                        "pstore",     "bpf",      "binfmt_misc", "fusectl",
-                                        "rpc_pipefs", "nfsd",     "selinuxfs"};
+static const char *const kernel_fs[] = {"sysfs",      "cgroup",     "cgroup2",     "debugfs",
+                                        "tracefs",    "securityfs", "configfs",    "efivarfs",
+                                        "pstore",     "bpf",        "binfmt_misc", "fusectl",
+                                        "rpc_pipefs", "nfsd",       "selinuxfs"};
 
 /* path names dir, give or take repeated slashes, "." parts and a trailing slash. */
 static bool path_is(const char *path, const char *dir)
@@ -251,8 +264,8 @@ int ar_policy_paths(struct ar_policy_run *r)
   size_t added;
   if (!r->hp->control[AR_CTL_MASKED_PATHS])
     return ar_policy_note(r, "masked_paths", "off", "host policy"), 0;
-  added = add_paths(&l->masked_paths, &l->n_masked_paths, default_masked,
-                    ARRAY_SIZE(default_masked));
+  added =
+      add_paths(&l->masked_paths, &l->n_masked_paths, default_masked, ARRAY_SIZE(default_masked));
   added += add_paths(&l->readonly_paths, &l->n_readonly_paths, default_readonly,
                      ARRAY_SIZE(default_readonly));
   r->s->has_linux = true;
@@ -265,16 +278,16 @@ int ar_policy_paths(struct ar_policy_run *r)
 /* Sysctls the container's own namespaces confine (runc's list). */
 static bool sysctl_namespaced(const struct ar_spec *s, const char *key)
 {
-  static const char *const ipc[] = {"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",
-                                    "kernel.sem",    "kernel.shmall", "kernel.shmmax",
+  static const char *const ipc[] = {"kernel.msgmax", "kernel.msgmnb",         "kernel.msgmni",
+                                    "kernel.sem",    "kernel.shmall",         "kernel.shmmax",
                                     "kernel.shmmni", "kernel.shm_rmid_forced"};
   for (size_t i = 0; i < ARRAY_SIZE(ipc); i++)
     if (strcmp(key, ipc[i]) == 0)
       return ar_spec_namespace(s, AR_NS_IPC) != NULL;
   if (strncmp(key, "fs.mqueue.", 10) == 0)
     return ar_spec_namespace(s, AR_NS_IPC) != NULL;
-  if (strncmp(key, "net.", 4) == 0)
-    return true; /* the job always gets its own netns under the policy */
+  if (strncmp(key, "net.", 4) == 0) /* the host's own after network=inherit on a host-net config */
+    return ar_spec_namespace(s, AR_NS_NETWORK) != NULL;
   if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0)
     return ar_spec_namespace(s, AR_NS_UTS) != NULL;
   return false;

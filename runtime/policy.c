@@ -39,8 +39,8 @@ static int bad_annotation(ar_err *err, const char *key, const char *val, const c
 }
 
 /* A two-word switch such as none|inherit -> 0|1. */
-static int parse_switch(const char *key, const char *val, const char *off, const char *on,
-                        int *ret, ar_err *err)
+static int parse_switch(const char *key, const char *val, const char *off, const char *on, int *ret,
+                        ar_err *err)
 {
   if (strcmp(val, off) == 0)
     *ret = 0;
@@ -233,10 +233,14 @@ static int policy_timeout(struct ar_policy_run *r)
                       (unsigned long long)l->max / 1000, r->hp->source);
     r->e->timeout_ms = r->req->timeout_ms;
   }
-  if (l->max && r->e->timeout_ms > l->max)
-    r->e->timeout_ms = l->max;
-  ar_policy_note(r, "timeout", r->req->has_timeout ? "set" : "kept", "%.3f s wall clock from start",
-                 r->e->timeout_ms / 1000.0);
+  if (l->max && (r->e->timeout_ms == 0 || r->e->timeout_ms > l->max))
+    r->e->timeout_ms = l->max; /* no deadline is above any maximum */
+  if (r->e->timeout_ms == 0)
+    return ar_policy_note(r, "timeout", "kept", "no deadline: defaults.timeout is 0, no maxima"), 0;
+  ar_policy_note(r, "timeout", r->req->has_timeout ? "set" : "kept",
+                 "%.3f s wall clock from start: %s", r->e->timeout_ms / 1000.0,
+                 r->req->has_timeout ? "annotation " AR_ANNOTATION_PREFIX "timeout"
+                                     : "the host's default (defaults.timeout)");
   return 0;
 }
 
@@ -265,11 +269,10 @@ int ar_policy_apply(const struct ar_host_policy *hp, struct ar_spec *s, const ch
   struct ar_policy_run r = {hp, &req, s, e, err};
 
   if (ar_agent_request_parse(s, &req, err) < 0 || policy_network(&r) < 0 ||
-      policy_namespaces(&r) < 0 ||
-      ar_policy_rootfs(&r) < 0 || policy_seccomp(&r) < 0 || ar_policy_caps(&r) < 0 ||
-      policy_nnp(&r) < 0 || ar_policy_limits(&r) < 0 || ar_policy_rlimits(&r) < 0 ||
-      ar_policy_devices(&r) < 0 || ar_policy_paths(&r) < 0 || ar_policy_sysctl(&r) < 0 ||
-      policy_timeout(&r) < 0 || policy_audit(&r, id) < 0) {
+      policy_namespaces(&r) < 0 || ar_policy_rootfs(&r) < 0 || policy_seccomp(&r) < 0 ||
+      ar_policy_caps(&r) < 0 || policy_nnp(&r) < 0 || ar_policy_limits(&r) < 0 ||
+      ar_policy_rlimits(&r) < 0 || ar_policy_devices(&r) < 0 || ar_policy_paths(&r) < 0 ||
+      ar_policy_sysctl(&r) < 0 || policy_timeout(&r) < 0 || policy_audit(&r, id) < 0) {
     ar_effective_free(e);
     return -1;
   }

@@ -13,10 +13,10 @@
 
 /* What a container asked for through its annotations. */
 struct ar_agent_request {
-  int network;  /* -1 unset, 0 none, 1 inherit */
-  int rootfs;   /* -1 unset, 0 readonly, 1 writable */
-  int seccomp;  /* -1 unset, 0 off, 1 on */
-  int audit;    /* -1 unset, 0 off, 1 on */
+  int network; /* -1 unset, 0 none, 1 inherit */
+  int rootfs;  /* -1 unset, 0 readonly, 1 writable */
+  int seccomp; /* -1 unset, 0 off, 1 on */
+  int audit;   /* -1 unset, 0 off, 1 on */
   bool has_timeout, has_memory, has_pids, has_cpus, has_tmp_size;
   uint64_t timeout_ms, memory, pids, cpus_milli, tmp_size;
 };

@@ -16,6 +16,7 @@ enum ar_sync_type {
   AR_SYNC_LISTENER,      /* child: a seccomp listener fd travels with this message */
   AR_SYNC_READY,         /* child: set up, now waiting for `start` (sync 4) */
   AR_SYNC_ERROR,         /* child: failed; carries errno and the message */
+  AR_SYNC_CHILD_PID,     /* child: the real init is my child (pid in data); I exit now */
 };
 
 struct ar_sync_msg {

@@ -11,8 +11,9 @@
 #include "spec/parse.h"
 
 static const char *const control_keys[AR_CTL_COUNT] = {
-    "network", "readonly_rootfs", "seccomp",     "capabilities", "no_new_privileges", "limits",
-    "rlimits", "devices",         "masked_paths", "sysctl",       "timeout",           "namespaces"};
+    "network",           "readonly_rootfs", "seccomp", "capabilities",
+    "no_new_privileges", "limits",          "rlimits", "devices",
+    "masked_paths",      "sysctl",          "timeout", "namespaces"};
 static const char *const relax_keys[AR_RELAX_COUNT] = {"network_inherit", "rootfs_writable",
                                                        "seccomp_off", "audit_off"};
 
@@ -128,8 +129,9 @@ static int parse_limits(struct jp *c, yajl_val v, struct ar_host_policy *p, bool
   if (only_keys(c, v, keys, max ? 5 : 6) < 0)
     return -1;
 #define PICK(l) (max ? &p->l.max : &p->l.def)
-  if (get_duration(c, v, "timeout", PICK(timeout_ms)) < 0 || get_size(c, v, "memory", PICK(memory)) < 0 ||
-      get_count(c, v, "pids", PICK(pids)) < 0 || get_cpus(c, v, "cpus", PICK(cpus_milli)) < 0 ||
+  if (get_duration(c, v, "timeout", PICK(timeout_ms)) < 0 ||
+      get_size(c, v, "memory", PICK(memory)) < 0 || get_count(c, v, "pids", PICK(pids)) < 0 ||
+      get_cpus(c, v, "cpus", PICK(cpus_milli)) < 0 ||
       get_size(c, v, "tmp_size", PICK(tmp_size)) < 0)
     return -1;
 #undef PICK
@@ -152,8 +154,10 @@ static int parse_audit(struct jp *c, yajl_val v, struct ar_host_policy *p)
 {
   static const char *const keys[] = {"enabled", "dir", "max_bytes", "syslog"};
   bool has;
-  if (only_keys(c, v, keys, ARRAY_SIZE(keys)) < 0 || jp_bool(c, v, "enabled", &p->audit, &has) < 0 ||
-      jp_str(c, v, "dir", &p->audit_dir, &has) < 0 || get_size(c, v, "max_bytes", &p->audit_max_bytes) < 0 ||
+  if (only_keys(c, v, keys, ARRAY_SIZE(keys)) < 0 ||
+      jp_bool(c, v, "enabled", &p->audit, &has) < 0 ||
+      jp_str(c, v, "dir", &p->audit_dir, &has) < 0 ||
+      get_size(c, v, "max_bytes", &p->audit_max_bytes) < 0 ||
       jp_bool(c, v, "syslog", &p->audit_syslog, &has) < 0)
     return -1;
   if (p->audit_dir[0] != '/')
@@ -199,8 +203,8 @@ static int parse_section(struct jp *c, yajl_val root, const char *key, struct ar
 int ar_host_policy_parse(const char *json, size_t len, const char *what,
                          struct ar_host_policy **ret, ar_err *err)
 {
-  static const char *const sections[] = {"controls", "allow", "defaults", "maxima", "devices",
-                                         "audit", "comment"};
+  static const char *const sections[] = {"controls", "allow", "defaults", "maxima",
+                                         "devices",  "audit", "comment"};
   struct ar_host_policy *p = ar_host_policy_default();
   struct jp c;
   yajl_val root;

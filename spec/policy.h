@@ -10,18 +10,18 @@
 
 /* The switches a host can turn off; passthrough.json turns them all off. */
 enum ar_control {
-  AR_CTL_NETWORK,       /* a fresh netns with only lo */
-  AR_CTL_ROOTFS,        /* read-only rootfs, tmpfs /tmp, capped /dev/shm */
-  AR_CTL_SECCOMP,       /* the agent filter stacked on the caller's */
-  AR_CTL_CAPABILITIES,  /* intersect with the allowed set */
-  AR_CTL_NO_NEW_PRIVS,  /* forced on */
-  AR_CTL_LIMITS,        /* default and maximum pids, memory, cpu */
-  AR_CTL_RLIMITS,       /* core 0, nofile within the hard limit */
-  AR_CTL_DEVICES,       /* only the default device set */
-  AR_CTL_MASKED_PATHS,  /* the OCI default masked and readonly paths */
-  AR_CTL_SYSCTL,        /* only namespaced sysctls */
-  AR_CTL_TIMEOUT,       /* wall-clock deadline */
-  AR_CTL_NAMESPACES,    /* private pid, ipc, uts and mount namespaces */
+  AR_CTL_NETWORK,      /* a fresh netns with only lo */
+  AR_CTL_ROOTFS,       /* read-only rootfs, tmpfs /tmp, capped /dev/shm */
+  AR_CTL_SECCOMP,      /* the agent filter stacked on the caller's */
+  AR_CTL_CAPABILITIES, /* intersect with the allowed set */
+  AR_CTL_NO_NEW_PRIVS, /* forced on */
+  AR_CTL_LIMITS,       /* default and maximum pids, memory, cpu */
+  AR_CTL_RLIMITS,      /* core 0, nofile within the hard limit */
+  AR_CTL_DEVICES,      /* only the default device set */
+  AR_CTL_MASKED_PATHS, /* the OCI default masked and readonly paths */
+  AR_CTL_SYSCTL,       /* only namespaced sysctls */
+  AR_CTL_TIMEOUT,      /* wall-clock deadline */
+  AR_CTL_NAMESPACES,   /* private pid, ipc, uts and mount namespaces */
   AR_CTL_COUNT
 };
 
@@ -44,12 +44,12 @@ struct ar_host_policy {
   bool control[AR_CTL_COUNT];
   bool allow[AR_RELAX_COUNT];
   struct ar_limit timeout_ms;
-  struct ar_limit memory;    /* bytes */
+  struct ar_limit memory; /* bytes */
   struct ar_limit pids;
   struct ar_limit cpus_milli; /* 2000 = 2 CPUs */
-  struct ar_limit tmp_size;  /* bytes */
-  uint64_t shm_size;         /* bytes */
-  char **devices;            /* extra device paths allowed (GPUs) */
+  struct ar_limit tmp_size;   /* bytes */
+  uint64_t shm_size;          /* bytes */
+  char **devices;             /* extra device paths allowed (GPUs) */
   size_t n_devices;
   bool audit;
   char *audit_dir;
