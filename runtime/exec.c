@@ -15,6 +15,7 @@
 #include "log.h"
 #include "agent-seccomp.h"
 #include "monitor-spawn.h"
+#include "policy.h"
 #include "selfexe.h"
 #include "statedir.h"
 #include "sync.h"
@@ -73,6 +74,18 @@ static int plan_join(struct exec_job *j, ar_err *err)
   return 0;
 }
 
+/* --cap and --process must not give an exec more than the policy gave the init. */
+static int exec_policy(const struct ar_ctx *ctx, struct ar_process *p, ar_err *err)
+{
+  struct ar_host_policy *hp = NULL;
+  int r;
+  if (ar_policy_load(ctx->policy_path, &hp, err) < 0)
+    return -1;
+  r = ar_policy_exec_process(hp, p, err);
+  ar_host_policy_free(hp);
+  return r;
+}
+
 static int load(const struct ar_ctx *ctx, const struct ar_exec_opts *o, struct exec_job *j,
                 ar_err *err)
 {
@@ -87,7 +100,7 @@ static int load(const struct ar_ctx *ctx, const struct ar_exec_opts *o, struct e
     return ar_error(err, 0, "cannot exec in a paused container (use --ignore-paused)");
   if (ar_container_load_spec(ctx, o->id, &j->spec, err) < 0)
     return -1;
-  if (ar_exec_build_process(j->spec, o, &j->proc, err) < 0)
+  if (ar_exec_build_process(j->spec, o, &j->proc, err) < 0 || exec_policy(ctx, j->proc, err) < 0)
     return -1;
   if (ar_selfexe_exposed(j->spec, j->proc, true) && ar_selfexe_reexec(err) < 0)
     return -1;

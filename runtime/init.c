@@ -157,6 +157,9 @@ static int stage_create_hooks(struct init_run *r, ar_err *err)
   free(msg);
   if (r->a->net_unshare && unshare(CLONE_NEWNET) < 0)
     return ar_error(err, errno, "unshare a fresh network namespace");
+  if (r->a->net_unshare &&
+      ar_mounts_setup_phase(r->a->spec, r->a->rootfs, AR_MOUNTS_SYSFS, err) < 0)
+    return -1;
   return ar_hooks_run(&r->a->spec->hooks[AR_HOOK_CREATE_CONTAINER], AR_HOOK_CREATE_CONTAINER,
                       r->hooks_state, r->a->bundle, err);
 }
@@ -183,7 +186,8 @@ static int stage_rootfs(struct init_run *r, ar_err *err)
   const struct ar_spec *s = r->a->spec;
   if (r->a->is_exec)
     return stage_terminal(r, err);
-  if (ar_mounts_setup(s, r->a->rootfs, err) < 0)
+  if (ar_mounts_setup_phase(s, r->a->rootfs, r->a->net_unshare ? AR_MOUNTS_EARLY : AR_MOUNTS_ALL,
+                            err) < 0)
     return -1;
   if (set_names(s, err) < 0)
     return -1;

@@ -49,8 +49,8 @@ int ar_mon_notify_init(void)
 
 void ar_mon_notify_listener(int fd)
 {
-  /* Linux >= 6.6: the blocked task and the monitor hand the CPU to each other directly,
-   * which halves the cost of an audited exec; older kernels ignore it (EINVAL). */
+  /* Linux >= 6.6: the task that waits in execve and the monitor wake each other on the same
+   * CPU; an older kernel refuses the flag (EINVAL), which costs only that. */
   ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }
 

@@ -704,7 +704,28 @@ static int prepare_root(const struct ar_spec *s, const char *rootfs, ar_err *err
   return 0;
 }
 
-int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err)
+/* A sysfs shows the netns it was mounted in: with a netns unshared after the hooks, it and the
+ * mounts on top of it (/sys/fs/cgroup ...) wait for the job's netns. */
+static bool sysfs_subtree(const struct ar_spec *s, size_t i)
+{
+  for (size_t j = 0; j <= i; j++) {
+    const struct ar_mount *m = &s->mounts[j];
+    cleanup_free char *top = NULL, *dest = NULL;
+    size_t n;
+    if (m->type == NULL || strcmp(m->type, "sysfs") != 0 || m->destination == NULL ||
+        s->mounts[i].destination == NULL)
+      continue;
+    top = ar_path_clean(m->destination);
+    dest = ar_path_clean(s->mounts[i].destination);
+    n = strlen(top);
+    if (strncmp(dest, top, n) == 0 && (dest[n] == '\0' || dest[n] == '/' || n == 1))
+      return true;
+  }
+  return false;
+}
+
+int ar_mounts_setup_phase(const struct ar_spec *s, const char *rootfs, enum ar_mounts_phase phase,
+                          ar_err *err)
 {
   cleanup_free char *real = realpath(rootfs, NULL);
   struct mount_ctx c = {.s = s, .rootfd = -1};
@@ -712,7 +733,7 @@ int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err)
 
   if (real == NULL)
     return ar_error(err, errno, "rootfs '%s'", rootfs);
-  if (prepare_root(s, real, err) < 0)
+  if (phase != AR_MOUNTS_SYSFS && prepare_root(s, real, err) < 0)
     return -1;
   c.rootfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (c.rootfd < 0)
@@ -721,14 +742,22 @@ int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err)
     ar_debug("linux.mountLabel ignored: no SELinux support");
   for (size_t i = 0; i < s->n_mounts && r == 0; i++) {
     const struct ar_mount *m = &s->mounts[i];
+    if (phase != AR_MOUNTS_ALL && sysfs_subtree(s, i) != (phase == AR_MOUNTS_SYSFS))
+      continue;
     if (mount_one(&c, m, err) < 0)
       r = ar_error_wrap(err, "mount '%s' on '%s' (type %s)", m->source ? m->source : "",
                         m->destination ? m->destination : "", m->type ? m->type : "none");
   }
-  if (r == 0 && ar_devices_needed(s) && ar_devices_setup(s, c.rootfd, err) < 0)
+  if (r == 0 && phase != AR_MOUNTS_SYSFS && ar_devices_needed(s) &&
+      ar_devices_setup(s, c.rootfd, err) < 0)
     r = ar_error_wrap(err, "devices");
   close(c.rootfd);
   return r;
+}
+
+int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err)
+{
+  return ar_mounts_setup_phase(s, rootfs, AR_MOUNTS_ALL, err);
 }
 
 /* ---- pivot ---- */

@@ -10,6 +10,11 @@
  * mount every entry of s->mounts (destinations resolved inside the rootfs, never through a
  * symlink out of it), create the devices and the /dev symlinks. */
 int ar_mounts_setup(const struct ar_spec *s, const char *rootfs, ar_err *err);
+/* The same in two phases, for a netns unshared after the hooks: EARLY all but the sysfs mounts
+ * and what is mounted on them, SYSFS those, once the job is in its own netns. */
+enum ar_mounts_phase { AR_MOUNTS_ALL, AR_MOUNTS_EARLY, AR_MOUNTS_SYSFS };
+int ar_mounts_setup_phase(const struct ar_spec *s, const char *rootfs, enum ar_mounts_phase phase,
+                          ar_err *err);
 /* pivot_root into rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/"); stdio on the
  * host's /dev/null moves to the container's. */
 int ar_mounts_pivot(const char *rootfs, bool no_pivot, ar_err *err);

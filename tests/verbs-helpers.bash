@@ -9,7 +9,7 @@ write_policy() {
 	jq -n --arg dir "$BATS_TEST_TMPDIR/audit" '{
 		controls: {network: false, readonly_rootfs: false, seccomp: false, capabilities: false,
 			no_new_privileges: false, limits: false, rlimits: false, devices: false,
-			masked_paths: false, sysctl: false, timeout: false},
+			masked_paths: false, sysctl: false, timeout: false, namespaces: false},
 		audit: {enabled: true, dir: $dir}
 	}' | jq "$expr" >"$file"
 }
