@@ -88,7 +88,7 @@ int ar_usage_error(const char *verb, const char *fmt, ...)
     abort();
   va_end(ap);
   ar_log_error_msg(msg);
-  fprintf(stderr, "usage: see 'agentrun %s --help'\n", verb);
+  fprintf(stderr, "usage: see 'agentrun %s%s--help'\n", verb, *verb ? " " : "");
   free(msg);
   return 1;
 }

@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "devices.h"
+#include "fault.h"
 #include "hooks/hooks.h"
 #include "init.h"
 #include "log.h"
@@ -218,6 +219,7 @@ static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
   if (ar_statedir_create(j->ctx->root, j->o->id, &j->lock_fd, err) < 0)
     return -1;
   j->statedir_made = true;
+  AR_FAULT("create:after-statedir");
   ar_time_rfc3339(ts, sizeof(ts), false);
   j->state->created = xstrdup(ts);
   j->state->owner = xstrdup("");
@@ -266,6 +268,7 @@ static int make_cgroup(struct create_job *j, ar_err *err)
     return -1;
   if (ar_cgroup_create(j->cg, l->has_resources ? &l->resources : NULL, err) < 0)
     return ar_error_wrap(err, "cgroup");
+  AR_FAULT("create:after-cgroup");
   return 0;
 }
 
@@ -307,6 +310,7 @@ static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
     return ar_error(err, e, "clone3");
   }
   j->sync[1] = close_and_reset(j->sync[1]);
+  AR_FAULT("create:after-clone");
   return ar_ns_parent_restore(restore, err);
 }
 
@@ -327,6 +331,7 @@ static int on_hooks_request(struct create_job *j, ar_err *err)
   if (ar_container_hooks(j->spec, j->state, AR_HOOK_PRESTART, "created", err) < 0 ||
       ar_container_hooks(j->spec, j->state, AR_HOOK_CREATE_RUNTIME, "created", err) < 0)
     return -1;
+  AR_FAULT("create:after-hooks");
   /* The createContainer hooks run in the child and need the same document. */
   if (ar_state_oci_json(j->state, "created", false, &json, err) < 0)
     return -1;
@@ -342,6 +347,7 @@ static int on_child_pid(struct create_job *j, pid_t pid, ar_err *err)
     ;
   j->pid = j->state->pid = pid;
   j->state->pid_start = ar_proc_starttime(pid, NULL);
+  AR_FAULT("create:before-pid-saved");
   return ar_state_save(j->ctx->root, j->state, err);
 }
 
@@ -394,6 +400,7 @@ static int drive_init(struct create_job *j, ar_err *err)
     if (msg->type == AR_SYNC_READY) /* sync 4 */
       break;
   }
+  AR_FAULT("create:after-ready");
   j->state->pid_start = ar_proc_starttime(j->pid, NULL);
   ret = 0;
 out:
@@ -464,6 +471,7 @@ static int commit(struct create_job *j, ar_err *err)
 {
   cleanup_free char *cfg_path = ar_statedir_path(j->ctx->root, j->o->id, "config.json");
   cleanup_free char *json = NULL;
+  AR_FAULT("create:before-commit");
   if (ar_spec_to_json(j->spec, false, &json, err) < 0)
     return -1;
   if (ar_write_file_atomic(cfg_path, json, strlen(json), 0600, err) < 0)
@@ -478,6 +486,7 @@ static int commit(struct create_job *j, ar_err *err)
   }
   if (j->o->pid_file && ar_write_pid_file(j->o->pid_file, j->pid, err) < 0)
     return -1;
+  AR_FAULT("create:after-commit");
   return 0;
 }
 

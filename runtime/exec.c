@@ -14,6 +14,7 @@
 #include "init.h"
 #include "log.h"
 #include "agent-seccomp.h"
+#include "fault.h"
 #include "monitor-spawn.h"
 #include "policy.h"
 #include "selfexe.h"
@@ -158,6 +159,7 @@ static int spawn(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
     return ar_error(err, e, "clone3");
   }
   j->sync[1] = close_and_reset(j->sync[1]);
+  AR_FAULT("exec:after-clone");
   return ar_ns_parent_restore(restore, err);
 }
 
@@ -187,6 +189,7 @@ static int drive(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
     if (msg->type == AR_SYNC_LISTENER) {
       cleanup_free char *dir = ar_statedir_path(j->root, o->id, NULL);
       int r = ar_monitor_send_listener(dir, msg->fd, err);
+      AR_FAULT("exec:after-listener");
       close(msg->fd);
       if (r < 0)
         goto out;
@@ -203,6 +206,7 @@ static int drive(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
       j->pty_master = msg->fd;
     }
   }
+  AR_FAULT("exec:after-start");
   ret = 0;
 out:
   ar_error_free(&eof);

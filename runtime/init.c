@@ -1,6 +1,7 @@
 #include <config.h>
 #include "init.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
@@ -42,15 +43,30 @@ static const char *env_get(const struct ar_process *p, const char *key)
   return NULL;
 }
 
+/* Engines match these in lower case, as Go prints them: "no such file or directory" gives
+ * 127 and "permission denied" 126 under Docker and Podman. */
+static int exec_error(ar_err *err, int e, const char *path, const char *detail)
+{
+  char reason[128];
+  cleanup_free char *msg = NULL;
+  snprintf(reason, sizeof(reason), "%s", strerror(e));
+  reason[0] = (char)tolower((unsigned char)reason[0]);
+  msg = xasprintf("exec: \"%s\"%s: %s", path, detail, reason);
+  return ar_error_set_raw(err, e, msg);
+}
+
 static int check_exe(const char *path, ar_err *err)
 {
   struct stat st;
-  if (stat(path, &st) < 0)
-    return ar_error(err, errno, "exec: \"%s\": stat %s", path, path);
+  if (stat(path, &st) < 0) {
+    int e = errno;
+    cleanup_free char *detail = xasprintf(": stat %s", path);
+    return exec_error(err, e, path, detail);
+  }
   if (S_ISDIR(st.st_mode))
-    return ar_error(err, EACCES, "exec: \"%s\": is a directory", path);
+    return exec_error(err, EACCES, path, ": is a directory");
   if (access(path, X_OK) < 0)
-    return ar_error(err, errno, "exec: \"%s\"", path);
+    return exec_error(err, errno, path, "");
   return 0;
 }
 
@@ -344,6 +360,6 @@ void ar_init_main(struct ar_init_args *a)
   argv = ar_strv_dup(p->args, p->n_args);
   envp = with_home(p, ar_strv_dup(p->env, p->n_env));
   execve(r.exe, argv, envp);
-  ar_error(&err, errno, "exec: \"%s\"", r.exe);
+  exec_error(&err, errno, r.exe, "");
   fail(&r, err, !a->is_exec);
 }

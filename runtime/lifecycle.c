@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "audit.h"
+#include "fault.h"
 #include "log.h"
 #include "monitor-spawn.h"
 #include "statedir.h"
@@ -64,6 +65,7 @@ int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
     ar_error(err, errno, "start: write exec fifo");
     goto out;
   }
+  AR_FAULT("start:after-release");
   unlink(fifo_path);
   st->started = true;
   if (ar_state_save(ctx->root, st, err) < 0)
@@ -152,18 +154,21 @@ static int destroy(const struct ar_ctx *ctx, struct ar_state *st, struct ar_spec
     ar_error_free(&e2);
     wait_gone(st, 5000);
   }
+  AR_FAULT("delete:after-kill");
   stop_monitor(st);
   if (cg) {
     if (ar_cgroup_destroy(cg, &e2) < 0)
       ret = ar_error(err, e2->status, "%s", e2->msg);
     ar_cgroup_free(cg);
   }
+  AR_FAULT("delete:after-cgroup");
   ar_error_free(&e2);
   if (spec && ar_container_hooks(spec, st, AR_HOOK_POSTSTOP, "stopped", &e2) < 0)
     ar_warn("%s", e2->msg); /* poststop failures are logged, never fatal (runtime-spec) */
   ar_error_free(&e2);
   if (st->audit_log)
     ar_audit_event(st->audit_log, st->id, "delete", NULL, NULL, NULL);
+  AR_FAULT("delete:before-statedir");
   if (ar_statedir_remove(ctx->root, st->id, &e2) < 0 && ret == 0)
     ret = ar_error(err, e2->status, "%s", e2->msg);
   ar_error_free(&e2);

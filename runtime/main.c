@@ -49,6 +49,10 @@ static void usage(FILE *f)
              "  --log-format FMT    text or json\n"
              "  --debug             debug logging\n"
              "  --systemd-cgroup    cgroupsPath is slice:prefix:name\n"
+             "  --policy FILE       host policy (else $AGENTRUN_POLICY, else "
+             "/etc/agentrun/policy.json)\n"
+             "  --rootless VALUE    accepted for runc compatibility, ignored\n"
+             "  --criu PATH         accepted for runc compatibility, ignored\n"
              "  --version, -v       print the version\n\ncommands:\n");
   for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
     fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].help);
