@@ -75,18 +75,26 @@ static int only_keys(struct jp *c, yajl_val obj, const char *const *keys, size_t
   return 0;
 }
 
+/* Limits end up in the spec's int64 fields (-1 there means unlimited): a larger value would
+ * wrap to "no limit", so it is refused here rather than silently inverted. */
+#define LIMIT_MAX ((uint64_t)INT64_MAX)
+
 /* A duration: "30s", "2m", "1h", or a number of seconds. */
 static int get_duration(struct jp *c, yajl_val obj, const char *key, uint64_t *ret)
 {
   yajl_val v = jp_field(obj, key);
+  uint64_t ms;
   if (v == NULL)
     return 0;
-  if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
+  if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0 &&
+      (uint64_t)YAJL_GET_INTEGER(v) <= LIMIT_MAX / 1000) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v) * 1000;
     return 0;
   }
-  if (YAJL_IS_STRING(v) && ar_parse_duration_ms(v->u.string, ret) == 0)
+  if (YAJL_IS_STRING(v) && ar_parse_duration_ms(v->u.string, &ms) == 0 && ms <= LIMIT_MAX) {
+    *ret = ms;
     return 0;
+  }
   return jp_key_error(c, key, "expected a duration such as \"30s\", \"2m\" or \"1h\"");
 }
 
@@ -94,14 +102,17 @@ static int get_duration(struct jp *c, yajl_val obj, const char *key, uint64_t *r
 static int get_size(struct jp *c, yajl_val obj, const char *key, uint64_t *ret)
 {
   yajl_val v = jp_field(obj, key);
+  uint64_t n;
   if (v == NULL)
     return 0;
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = YAJL_GET_INTEGER(v);
     return 0;
   }
-  if (YAJL_IS_STRING(v) && ar_parse_size(v->u.string, ret) == 0)
+  if (YAJL_IS_STRING(v) && ar_parse_size(v->u.string, &n) == 0 && n <= LIMIT_MAX) {
+    *ret = n;
     return 0;
+  }
   return jp_key_error(c, key, "expected a size such as \"512m\" or \"2g\"");
 }
 
@@ -120,7 +131,7 @@ static int get_cpus(struct jp *c, yajl_val obj, const char *key, uint64_t *ret)
 static int get_count(struct jp *c, yajl_val obj, const char *key, uint64_t *ret)
 {
   bool has;
-  return jp_u64(c, obj, key, ret, &has);
+  return jp_uint(c, obj, key, LIMIT_MAX, ret, &has);
 }
 
 static int parse_limits(struct jp *c, yajl_val v, struct ar_host_policy *p, bool max)
@@ -165,6 +176,15 @@ static int parse_audit(struct jp *c, yajl_val v, struct ar_host_policy *p)
   return 0;
 }
 
+/* A ".." component anywhere, the last one included ("/dev/.." is the root). */
+static bool has_dotdot(const char *path)
+{
+  for (const char *p = strstr(path, ".."); p; p = strstr(p + 1, ".."))
+    if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+      return true;
+  return false;
+}
+
 /* Each section: its key, and how to parse it. */
 static int parse_section(struct jp *c, yajl_val root, const char *key, struct ar_host_policy *p)
 {
@@ -182,7 +202,7 @@ static int parse_section(struct jp *c, yajl_val root, const char *key, struct ar
     if (jp_strv(c, root, "devices", &p->devices, &p->n_devices) < 0)
       return -1;
     for (size_t i = 0; i < p->n_devices; i++)
-      if (strncmp(p->devices[i], "/dev/", 5) != 0 || strstr(p->devices[i], "/../"))
+      if (strncmp(p->devices[i], "/dev/", 5) != 0 || has_dotdot(p->devices[i]))
         return jp_key_error(c, "devices", "\"%s\": expected a path under /dev/", p->devices[i]);
     return 0;
   }
