@@ -159,6 +159,7 @@ done_line=$(grep '^AGENTRUN-CGROUPV2-DONE rc=' "$log.txt" | tail -n 1 || true)
 if [ -z "$done_line" ]; then
   echo "run.sh: the VM did not finish (qemu exit $qemu_rc; 124 is the timeout). Console tail:" >&2
   tail -n 40 "$log.txt" >&2
+  echo "0 passed, 1 failed"
   exit 1
 fi
 rc=${done_line#*rc=}
@@ -166,6 +167,8 @@ fails=$(printf '%s\n' "$tapout" | grep -c '^not ok' || true)
 passes=$(printf '%s\n' "$tapout" | grep -c '^ok' || true)
 if [ "$rc" != 0 ] || [ "$fails" -ne 0 ] || [ "$passes" -eq 0 ]; then
   echo "run.sh: FAILED (tests.sh exit $rc, $fails failed, $passes passed)" >&2
+  echo "$passes passed, $((fails > 0 ? fails : 1)) failed"
   exit 1
 fi
 echo "# cgroup v2 VM: all $passes checks passed"
+echo "$passes passed, 0 failed"
