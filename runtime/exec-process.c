@@ -64,8 +64,9 @@ static struct ar_process *from_container(const struct ar_process *base)
   struct ar_process *p = xcalloc(1, sizeof(*p));
   p->user = base->user;
   p->user.additional_gids = xcalloc(base->user.n_additional_gids + 1, sizeof(uint32_t));
-  memcpy(p->user.additional_gids, base->user.additional_gids,
-         base->user.n_additional_gids * sizeof(uint32_t));
+  if (base->user.n_additional_gids)
+    memcpy(p->user.additional_gids, base->user.additional_gids,
+           base->user.n_additional_gids * sizeof(uint32_t));
   p->env = ar_strv_dup(base->env, base->n_env);
   p->n_env = base->n_env;
   p->cwd = xstrdup(base->cwd);

@@ -1,9 +1,11 @@
 /* bench-loop: time N runs of a command on the host, for contrib/bench/run.sh.
  *
- *   bench-loop [-n N] [-j J] [-O] -- CMD ARGS...
+ *   bench-loop [-n N] [-j J] [-d MS] [-O] -- CMD ARGS...
  *       Runs CMD N times, J at a time. In each argument "%i" becomes the run's index and
  *       "%w" the worker slot (0..J-1), so that each run can have its own container id and
- *       each worker its own bundle.
+ *       each worker its own bundle. With -d, one at a time with MS ms of idle time before
+ *       each run, which wall_ns leaves out: what an isolated run costs, after the kernel's
+ *       deferred work (RCU grace periods, rcu_sync) from the previous one has settled.
  *   bench-loop -s BUNDLE -P PIDFILE [-p PREFIX] [-n N] -- RUNTIME GLOBAL-ARGS...
  *       Split mode: for each run, times "create --bundle BUNDLE --pid-file PIDFILE ID",
  *       "start ID" and, once the container's init has exited, "delete ID".
@@ -36,7 +38,7 @@
 #define MAX_ARGS 256
 
 struct opts {
-  long n, jobs;
+  long n, jobs, delay_ms;
   bool keep_stdout;
   const char *bundle, *pid_file, *prefix;
   char **cmd;
@@ -189,6 +191,17 @@ static void run_loop(const struct opts *o, struct totals *t)
   t->wall_ns = now_ns() - t0;
 }
 
+static void run_spaced(const struct opts *o, struct totals *t)
+{
+  const struct timespec idle = {o->delay_ms / 1000, (o->delay_ms % 1000) * 1000000};
+  for (long i = 0; i < o->n; i++) {
+    nanosleep(&idle, NULL);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+      ;
+    t->wall_ns += timed(o, NULL, i, t, true);
+  }
+}
+
 static pid_t read_pid(const char *path)
 {
   char buf[32] = "";
@@ -243,7 +256,7 @@ static void run_split(const struct opts *o, struct totals *t)
 
 static void usage(void)
 {
-  fprintf(stderr, "usage: bench-loop [-n N] [-j J] [-O] -- CMD ARGS...\n"
+  fprintf(stderr, "usage: bench-loop [-n N] [-j J] [-d MS] [-O] -- CMD ARGS...\n"
                   "       bench-loop -s BUNDLE -P PIDFILE [-p PREFIX] [-n N] -- RUNTIME ARGS...\n");
   exit(2);
 }
@@ -252,13 +265,16 @@ static void parse(int argc, char **argv, struct opts *o)
 {
   int c;
   *o = (struct opts){.n = 1, .jobs = 1, .prefix = "bench"};
-  while ((c = getopt(argc, argv, "+n:j:Os:P:p:")) != -1) {
+  while ((c = getopt(argc, argv, "+n:j:d:Os:P:p:")) != -1) {
     switch (c) {
     case 'n':
       o->n = atol(optarg);
       break;
     case 'j':
       o->jobs = atol(optarg);
+      break;
+    case 'd':
+      o->delay_ms = atol(optarg);
       break;
     case 'O':
       o->keep_stdout = true;
@@ -277,7 +293,7 @@ static void parse(int argc, char **argv, struct opts *o)
     }
   }
   if (optind >= argc || o->n < 1 || o->jobs < 1 || o->jobs > MAX_SLOTS ||
-      (o->bundle && !o->pid_file))
+      (o->bundle && !o->pid_file) || o->delay_ms < 0 || (o->delay_ms && o->jobs != 1))
     usage();
   o->cmd = argv + optind;
   o->n_cmd = argc - optind;
@@ -293,7 +309,7 @@ int main(int argc, char **argv)
   if (o.bundle)
     run_split(&o, &t);
   else
-    run_loop(&o, &t);
+    o.delay_ms ? run_spaced(&o, &t) : run_loop(&o, &t);
   while (waitpid(-1, NULL, WNOHANG) > 0)
     ;
   struct rusage ru;

@@ -46,6 +46,7 @@ find_docker_profile() {
     if [ -n "$deb" ] && dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$DOCKER_PROFILE_PATH" >"$cache.tmp" &&
       [ -s "$cache.tmp" ]; then
       mv "$cache.tmp" "$cache"
+      dpkg-deb -f "$deb" Version >"$cache.version" 2>/dev/null
       echo "$cache"
       return
     fi
@@ -56,6 +57,19 @@ find_docker_profile() {
       golang-github-containers-common >"$W/apt2.log" 2>&1
   [ -s /usr/share/containers/seccomp.json ] && { echo /usr/share/containers/seccomp.json; return; }
   die "no Docker seccomp profile: neither $DOCKER_PROFILE_PKG nor golang-github-containers-common"
+}
+
+# describe_profile PATH: where the profile came from, for the report
+describe_profile() {
+  case $1 in
+  "/$DOCKER_PROFILE_PATH") echo "Docker's default.json from $DOCKER_PROFILE_PKG (installed)" ;;
+  "$BENCH_BIN/docker-default-seccomp.json")
+    local v
+    v=$(cat "$1.version" 2>/dev/null)
+    echo "Docker's default.json from $DOCKER_PROFILE_PKG${v:+ $v} (apt-get download)"
+    ;;
+  *) echo "$1 (podman's copy: Docker's own profile was not available)" ;;
+  esac
 }
 
 # --- cgroups ------------------------------------------------------------------------------

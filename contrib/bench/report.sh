@@ -29,7 +29,7 @@ fmt() { awk -v x="$1" -v d="$2" 'BEGIN { if (x == "") print "–"; else printf "
 # The reference of the "× ref" column, per metric.
 ref_of() {
   case $1 in
-  lifecycle | lifecycle_cpu | tp1 | tp2) echo floor ;;
+  lifecycle | isolated | lifecycle_cpu | tp1 | tp2) echo floor ;;
   getppid) echo runc-none ;;
   audit) echo ar-noaudit ;;
   cold) echo bwrap ;;
@@ -68,6 +68,11 @@ ROWS=(
   "1|lifecycle_cpu|crun|CPU time per run: crun|ms|2"
   "1|lifecycle_cpu|runc|CPU time per run: runc|ms|2"
   "1|lifecycle_cpu|floor|CPU time per run: raw floor|ms|2"
+  "1b|isolated|ar-hard|run /bin/true alone (after idle): agentrun, hardened|ms|2"
+  "1b|isolated|ar-pass|run /bin/true alone: agentrun, passthrough|ms|2"
+  "1b|isolated|crun|run /bin/true alone: crun|ms|2"
+  "1b|isolated|runc|run /bin/true alone: runc|ms|2"
+  "1b|isolated|floor|run /bin/true alone: raw floor|ms|2"
   "2|create|ar-hard|create: agentrun, hardened|ms|2"
   "2|create|ar-pass|create: agentrun, passthrough|ms|2"
   "2|create|crun|create: crun|ms|2"
@@ -136,6 +141,8 @@ targets() {
   echo "|---|---|---|"
   lc=$(ratio "$(st lifecycle ar-hard)" "$(st lifecycle crun)")
   target "hardened lifecycle ≤ 0.8 × crun" "$lc × crun" "$(le "$lc" 0.8)"
+  lc=$(ratio "$(st isolated ar-hard)" "$(st isolated crun)")
+  target "… the same, runs that arrive alone (1b)" "$lc × crun" "$(le "$lc" 0.8)"
   fl=$(ratio "$(st lifecycle ar-hard)" "$(st lifecycle floor)")
   target "hardened lifecycle ≤ 2 × raw floor" "$fl × floor" "$(le "$fl" 2)"
   ex=$(ratio "$(st exec ar-hard)" "$(st exec crun)")
@@ -166,7 +173,8 @@ header() {
   echo "$(bwrap --version 2>&1 | head -n1). Docker's seccomp profile: ${DOCKER_PROFILE:-?}."
   echo
   echo "Median of $ROUNDS rounds; in each round the runtimes alternate, in an order that rotates."
-  echo "Per round: $N lifecycles, splits and execs; $TP_N containers per throughput figure;"
+  echo "Per round: $N lifecycles, splits and execs; $ISO_N isolated runs, each after $ISO_MS ms idle;"
+  echo "$TP_N containers per throughput figure;"
   echo "$SYSCALLS getppid() calls; $EXECS execs in the shell loop; $COLD_N python3 starts."
   echo "× crun / × runc: this figure over crun's / runc's of the same row group in this run (for"
   echo "seccomp, over crun / runc with Docker's profile). × ref: over the raw floor (1, 4), the"
@@ -188,7 +196,7 @@ chart() {
   mkdir -p "$d"
   {
     echo "step agentrun-hardened agentrun-passthrough crun runc floor"
-    for m in lifecycle create start delete exec; do
+    for m in lifecycle isolated create start delete exec; do
       printf '%s' "$m"
       for v in ar-hard ar-pass crun runc floor; do printf ' %s' "$(st $m $v || true)"; done
       echo

@@ -8,7 +8,8 @@
 # Environment: AGENTRUN (binary), BENCH_BIN (dir of bench-loop and benchc), BENCH_OUT (where
 # results.md/.png/-raw.tsv go), BENCH_ROUNDS (5), BENCH_N (50: lifecycle, split and exec runs
 # per round), BENCH_TP_N (200), BENCH_SYSCALLS (2000000), BENCH_EXECS (2000), BENCH_COLD_N (10),
-# BENCH_SECTIONS (default all: "lifecycle split exec throughput seccomp audit cold"),
+# BENCH_ISO_N (20) and BENCH_ISO_MS (50) for the isolated runs,
+# BENCH_SECTIONS (default all: "lifecycle isolated split exec throughput seccomp audit cold"),
 # BENCH_KEEP=1 keeps the scratch dir.
 set -uo pipefail
 
@@ -23,7 +24,9 @@ TP_N=${BENCH_TP_N:-200}
 SYSCALLS=${BENCH_SYSCALLS:-2000000}
 EXECS=${BENCH_EXECS:-2000}
 COLD_N=${BENCH_COLD_N:-10}
-SECTIONS=${BENCH_SECTIONS:-lifecycle split exec throughput seccomp audit cold}
+ISO_N=${BENCH_ISO_N:-20}
+ISO_MS=${BENCH_ISO_MS:-50}
+SECTIONS=${BENCH_SECTIONS:-lifecycle isolated split exec throughput seccomp audit cold}
 
 # shellcheck source=contrib/bench/lib.sh
 . "$HERE/lib.sh"
@@ -89,6 +92,25 @@ bench_lifecycle() {
       fi
       rec lifecycle $v $r "$(ms_per "$(kv wall_ns "$out")" "$N")" "$(kv fail "$out")"
       rec lifecycle_cpu $v $r "$(ms_per "$(($(kv cpu_us "$out") * 1000))" "$N")"
+    done
+  done
+}
+
+# 1b. The same, one run at a time after BENCH_ISO_MS of idle time: how a job that arrives alone
+# is served. Back-to-back runs share some of the kernel's deferred work (a cgroup v1 migration
+# waits for an RCU grace period only when none has started recently), so they flatter.
+bench_isolated() {
+  local r v out
+  log "1b. isolated lifecycle: run /bin/true after ${ISO_MS} ms idle, $ISO_N per round"
+  for ((r = 0; r < ROUNDS; r++)); do
+    for v in $(rotate $r ar-hard ar-pass crun runc floor); do
+      if [ "$v" = floor ]; then
+        out=$(loop_floor -n "$ISO_N" -d "$ISO_MS")
+      else
+        rt "$v"
+        out=$(loop "$v" -n "$ISO_N" -d "$ISO_MS" -- "${RT[@]}" run -b "$(bundle true "$v" 0)" "$PFX-is-$v-$r-%i")
+      fi
+      rec isolated "$v" $r "$(ms_per "$(kv wall_ns "$out")" "$ISO_N")" "$(kv fail "$out")"
     done
   done
 }
@@ -280,7 +302,7 @@ setup() {
   make_base_config
   prof=$(find_docker_profile)
   jq -f "$HERE/docker-seccomp.jq" "$prof" >"$W/docker-seccomp.json" || die "cannot convert $prof"
-  DOCKER_PROFILE=$prof
+  DOCKER_PROFILE=$(describe_profile "$prof")
   mk_bundle true '["/bin/true"]'
   mk_bundle sleep '["/bin/sleep", "1000000"]'
   mk_bundle getppid "[\"/bin/benchc\", \"getppid\", \"$SYSCALLS\"]"
