@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "spec/jsonw.h"
 #include "statedir.h"
+#include "terminal.h"
 #include "utils.h"
 
 #ifndef AR_LIBEXECDIR
@@ -181,15 +182,6 @@ int ar_monitor_send_listener(const char *state_dir, int listener, ar_err *err)
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   cleanup_close int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   cleanup_free char *path = xasprintf("%s/" AR_MON_SOCKET, state_dir);
-  char byte = 'L';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr mh = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
   cleanup_close int dirfd = -1;
   if (fd < 0)
     return ar_error(err, errno, "monitor socket '%s'", path);
@@ -197,12 +189,8 @@ int ar_monitor_send_listener(const char *state_dir, int listener, ar_err *err)
     return -1;
   if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
     return ar_error(err, errno, "connect to the monitor '%s'", path);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &listener, sizeof(int));
-  if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-    return ar_error(err, errno, "send the listener to the monitor");
+  if (ar_send_fd(fd, listener, "L", 1, err) < 0)
+    return ar_error_wrap(err, "send the listener to the monitor");
   return 0;
 }
 
@@ -250,24 +238,9 @@ int ar_listener_connect(const char *path, ar_err *err)
 int ar_listener_send(int sock, const char *state_json, int notify_fd, ar_err *err)
 {
   size_t len = strlen(state_json), done;
-  struct iovec iov = {.iov_base = (void *)state_json, .iov_len = len};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr mh = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  ssize_t n;
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
-  do
-    n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = ar_send_fd(sock, notify_fd, state_json, len, err);
   if (n < 0)
-    return ar_error(err, errno, "linux.seccomp.listenerPath: send the seccomp fd");
+    return ar_error_wrap(err, "linux.seccomp.listenerPath: send the seccomp fd");
   /* the fd went with the first bytes; the rest of the state follows as plain data */
   for (done = n; done < len; done += n) {
     n = send(sock, state_json + done, len - done, MSG_NOSIGNAL);

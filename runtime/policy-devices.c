@@ -64,22 +64,6 @@ static bool is_default(const struct ar_device *d)
   return false;
 }
 
-static void add_rule(struct ar_resources *res, bool allow, char type, int64_t major, int64_t minor,
-                     const char *access)
-{
-  struct ar_device_rule *d;
-  res->devices = xrealloc(res->devices, (res->n_devices + 1) * sizeof(*res->devices));
-  d = &res->devices[res->n_devices++];
-  memset(d, 0, sizeof(*d));
-  d->allow = allow;
-  d->type = type;
-  d->has_major = major >= 0;
-  d->major = major;
-  d->has_minor = minor >= 0;
-  d->minor = minor;
-  d->access = xstrdup(access);
-}
-
 /* Keep the config's devices that are defaults or allowed by the host; drop the rest. */
 static size_t filter_devices(struct ar_policy_run *r)
 {
@@ -116,11 +100,11 @@ static void device_rules(struct ar_policy_run *r)
   struct ar_resources *res = &r->s->linux_.resources;
   const struct ar_linux *l = &r->s->linux_;
   clear_rules(res);
-  add_rule(res, false, 'a', -1, -1, "rwm");
+  ar_resources_add_device_rule(res, false, 'a', -1, -1, "rwm");
   for (size_t i = 0; i < l->n_devices; i++) /* the host allowed these */
     if (!is_default(&l->devices[i]))
-      add_rule(res, true, l->devices[i].type == 'b' ? 'b' : 'c', l->devices[i].major,
-               l->devices[i].minor, "rwm");
+      ar_resources_add_device_rule(res, true, l->devices[i].type == 'b' ? 'b' : 'c',
+                                   l->devices[i].major, l->devices[i].minor, "rwm");
   r->s->linux_.has_resources = true;
 }
 

@@ -22,24 +22,6 @@ static struct ar_mount *find_mount(struct ar_spec *s, const char *dest)
   return NULL;
 }
 
-static void add_tmpfs(struct ar_spec *s, const char *dest, const char *opts)
-{
-  struct ar_mount *m;
-  cleanup_free char *copy = xstrdup(opts);
-  char *save = NULL;
-  s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof(*s->mounts));
-  m = &s->mounts[s->n_mounts++];
-  memset(m, 0, sizeof(*m));
-  m->destination = xstrdup(dest);
-  m->type = xstrdup("tmpfs");
-  m->source = xstrdup("tmpfs");
-  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    m->options = xrealloc(m->options, (m->n_options + 2) * sizeof(char *));
-    m->options[m->n_options++] = xstrdup(t);
-    m->options[m->n_options] = NULL;
-  }
-}
-
 /* The size= option of a tmpfs, capped at max (added when absent). */
 static void cap_tmpfs_size(struct ar_mount *m, uint64_t max)
 {
@@ -122,7 +104,7 @@ int ar_policy_rootfs(struct ar_policy_run *r)
   }
   if ((m = find_mount(s, "/tmp")) == NULL) {
     cleanup_free char *o = xasprintf("nosuid,nodev,mode=1777,size=%llu", (unsigned long long)tmp);
-    add_tmpfs(s, "/tmp", o);
+    ar_spec_add_mount(s, "/tmp", "tmpfs", "tmpfs", o);
     ar_policy_note(r, "tmp", "set", "tmpfs /tmp of %llu bytes", (unsigned long long)tmp);
   } else if (m->type && strcmp(m->type, "tmpfs") == 0) {
     cap_tmpfs_size(m, tmp);
@@ -131,7 +113,7 @@ int ar_policy_rootfs(struct ar_policy_run *r)
   if ((m = find_mount(s, "/dev/shm")) == NULL) {
     cleanup_free char *o =
         xasprintf("nosuid,nodev,noexec,mode=1777,size=%llu", (unsigned long long)r->hp->shm_size);
-    add_tmpfs(s, "/dev/shm", o);
+    ar_spec_add_mount(s, "/dev/shm", "tmpfs", "tmpfs", o);
   } else if (m->type && strcmp(m->type, "tmpfs") == 0) {
     cap_tmpfs_size(m, r->hp->shm_size);
     tmpfs_nosuid_nodev(m);

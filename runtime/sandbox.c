@@ -23,25 +23,6 @@ static const char *const etc_files[] = {
     "/etc/alternatives", "/etc/localtime",  "/etc/python3",      "/etc/python3.11",
     "/etc/python3.12",   "/etc/python3.13", "/etc/resolv.conf",  "/etc/mime.types"};
 
-static void add_mount(struct ar_spec *s, const char *dst, const char *type, const char *src,
-                      const char *opts)
-{
-  struct ar_mount *m;
-  cleanup_free char *copy = xstrdup(opts);
-  char *save = NULL;
-  s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof(*s->mounts));
-  m = &s->mounts[s->n_mounts++];
-  memset(m, 0, sizeof(*m));
-  m->destination = xstrdup(dst);
-  m->type = xstrdup(type);
-  m->source = xstrdup(src);
-  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    m->options = xrealloc(m->options, (m->n_options + 2) * sizeof(char *));
-    m->options[m->n_options++] = xstrdup(t);
-    m->options[m->n_options] = NULL;
-  }
-}
-
 static void add_strv(char ***v, size_t *n, char *s)
 {
   *v = xrealloc(*v, (*n + 2) * sizeof(char *));
@@ -65,20 +46,21 @@ static int embedded_rootfs(struct ar_spec *s, const char *rootfs, ar_err *err)
         return ar_error(err, errno, "sandbox rootfs: symlink '%s'", link);
       continue;
     }
-    add_mount(s, system_dirs[i], "bind", system_dirs[i], "rbind,ro,nosuid,nodev");
+    ar_spec_add_mount(s, system_dirs[i], "bind", system_dirs[i], "rbind,ro,nosuid,nodev");
   }
   for (size_t i = 0; i < ARRAY_SIZE(etc_files); i++)
     if (stat(etc_files[i], &st) == 0)
-      add_mount(s, etc_files[i], "bind", etc_files[i], "bind,ro,nosuid,nodev,noexec");
+      ar_spec_add_mount(s, etc_files[i], "bind", etc_files[i], "bind,ro,nosuid,nodev,noexec");
   return 0;
 }
 
 static void base_mounts(struct ar_spec *s)
 {
-  add_mount(s, "/proc", "proc", "proc", "nosuid,noexec,nodev");
-  add_mount(s, "/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k");
-  add_mount(s, "/dev/pts", "devpts", "devpts", "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
-  add_mount(s, "/dev/mqueue", "mqueue", "mqueue", "nosuid,noexec,nodev");
+  ar_spec_add_mount(s, "/proc", "proc", "proc", "nosuid,noexec,nodev");
+  ar_spec_add_mount(s, "/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k");
+  ar_spec_add_mount(s, "/dev/pts", "devpts", "devpts",
+                    "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
+  ar_spec_add_mount(s, "/dev/mqueue", "mqueue", "mqueue", "nosuid,noexec,nodev");
 }
 
 /* --mount SRC:DST[:ro|:rw] */
@@ -98,8 +80,9 @@ static int user_mount(struct ar_spec *s, const char *arg, ar_err *err)
   if (dst[0] != '/' || realpath(src, real) == NULL)
     return ar_error(err, dst[0] != '/' ? 0 : errno, "--mount \"%s\": %s", arg,
                     dst[0] != '/' ? "DST must be absolute" : "SRC");
-  add_mount(s, dst, "bind", real,
-            mode && strcmp(mode, "rw") == 0 ? "rbind,rw,nosuid,nodev" : "rbind,ro,nosuid,nodev");
+  ar_spec_add_mount(s, dst, "bind", real,
+                    mode && strcmp(mode, "rw") == 0 ? "rbind,rw,nosuid,nodev"
+                                                    : "rbind,ro,nosuid,nodev");
   return 0;
 }
 
@@ -183,7 +166,7 @@ int ar_sandbox_spec(const struct ar_sandbox_opts *o, const char *rootfs_dir, str
       ar_error(err, errno, "--workdir '%s'", o->workdir);
       goto fail;
     }
-    add_mount(s, "/workspace", "bind", real, "rbind,rw,nosuid,nodev");
+    ar_spec_add_mount(s, "/workspace", "bind", real, "rbind,rw,nosuid,nodev");
   }
   for (size_t i = 0; i < o->n_mounts; i++)
     if (user_mount(s, o->mounts[i], err) < 0)

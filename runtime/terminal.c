@@ -106,7 +106,7 @@ int ar_send_fd(int sock, int fd, const void *data, size_t len, ar_err *err)
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return ar_error(err, errno, "send a file descriptor");
-  return 0;
+  return len ? (int)r : 0;
 }
 
 /* Take the first fd of the message and close any other the peer sent along. */

@@ -17,7 +17,8 @@ int ar_pty_become_stdio(int slave, uint32_t rows, uint32_t cols, bool has_size, 
 /* Give our stdio (the pty, pipes...) to uid before switching to it, so the process can use
  * its terminal; /dev/null and what cannot be changed in a user namespace are left (runc). */
 int ar_stdio_chown(uint32_t uid, ar_err *err);
-/* Send fd over a unix socket with SCM_RIGHTS / receive one (CLOEXEC).  data/len travel along
+/* Send fd over a unix socket with SCM_RIGHTS (returns the data bytes sent) / receive one
+ * (CLOEXEC).  data/len travel along
  * (one NUL byte when len is 0); on receipt data is NUL-terminated when there is room. */
 int ar_send_fd(int sock, int fd, const void *data, size_t len, ar_err *err);
 int ar_recv_fd(int sock, int *ret_fd, void *data, size_t len, ar_err *err);

@@ -401,5 +401,11 @@ const char *ar_rlimit_name(int resource);
 const char *ar_spec_annotation(const struct ar_spec *s, const char *key);
 void ar_kv_set(struct ar_kv **kv, size_t *n, const char *key, const char *value);
 const struct ar_namespace *ar_spec_namespace(const struct ar_spec *s, enum ar_ns_type t);
+/* options: comma-separated ("rbind,ro,nosuid"). */
+void ar_spec_add_mount(struct ar_spec *s, const char *dst, const char *type, const char *src,
+                       const char *options);
+/* major/minor -1: any. */
+void ar_resources_add_device_rule(struct ar_resources *res, bool allow, char type, int64_t major,
+                                  int64_t minor, const char *access);
 
 #endif
