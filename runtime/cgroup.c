@@ -797,6 +797,48 @@ int ar_cgroup_v2_fd(struct ar_cgroup *cg)
   return cg->v2_fd;
 }
 
+int ar_cgroup_clone_fd(struct ar_cgroup *cg)
+{
+  struct ar_cg_hier *u;
+  if (cg == NULL || cg->mode == AR_CGROUP_V1 || (u = ar_cg_unified(cg)) == NULL)
+    return -1;
+  if (cg->v2_fd < 0)
+    cg->v2_fd = open(u->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return cg->v2_fd;
+}
+
+int ar_cgroup_open_tasks(struct ar_cgroup *cg, int **ret_fds, size_t *ret_n, ar_err *err)
+{
+  int *fds = xcalloc(cg->n_h + 1, sizeof(*fds));
+  size_t n = 0;
+  for (size_t i = 0; i < cg->n_h; i++) {
+    cleanup_free char *path = NULL;
+    if (cg->mode == AR_CGROUP_V2 || cg->h[i].controllers[0] == '\0')
+      continue; /* cgroup2: CLONE_INTO_CGROUP */
+    path = xasprintf("%s/tasks", cg->h[i].path);
+    fds[n] = open(path, O_WRONLY | O_CLOEXEC);
+    if (fds[n] < 0) {
+      int e = errno;
+      while (n > 0)
+        close(fds[--n]);
+      free(fds);
+      return ar_error(err, e, "open '%s'", path);
+    }
+    n++;
+  }
+  *ret_fds = fds;
+  *ret_n = n;
+  return 0;
+}
+
+int ar_cgroup_join_self(const int *fds, size_t n, ar_err *err)
+{
+  for (size_t i = 0; i < n; i++)
+    if (write(fds[i], "0", 1) != 1)
+      return ar_error(err, errno, "join cgroup");
+  return 0;
+}
+
 int ar_cgroup_update(struct ar_cgroup *cg, const struct ar_resources *res, ar_err *err)
 {
   return apply(cg, res, true, err) < 0 ? ar_error_wrap(err, "cgroup update") : 0;

@@ -35,6 +35,18 @@ int ar_cgroup_create(struct ar_cgroup *cg, const struct ar_resources *res, ar_er
 int ar_cgroup_enter(struct ar_cgroup *cg, pid_t pid, ar_err *err);
 /* An O_DIRECTORY fd of the v2 cgroup for CLONE_INTO_CGROUP, or -1 (not pure v2). Owned by cg. */
 int ar_cgroup_v2_fd(struct ar_cgroup *cg);
+
+/* A new process joins by itself, so that no other process has to move it: a parent that writes
+ * a pid to cgroup.procs takes the kernel's global threadgroup rwsem for writing and waits for an
+ * RCU grace period (5-13 ms on the bench host, per create and per exec); a single thread that
+ * writes "0" to a v1 `tasks` file, or is born in its cgroup2 with CLONE_INTO_CGROUP, does not.
+ * ar_cgroup_clone_fd: the cgroup2 directory for CLONE_INTO_CGROUP, on v2 and hybrid hosts (-1:
+ * none). ar_cgroup_open_tasks: the v1 hierarchies' `tasks` files, opened by the parent (the
+ * kernel checks the opener's credentials), for ar_cgroup_join_self in the child, which must be
+ * single-threaded and not yet in its own cgroup namespace. */
+int ar_cgroup_clone_fd(struct ar_cgroup *cg);
+int ar_cgroup_open_tasks(struct ar_cgroup *cg, int **ret_fds, size_t *ret_n, ar_err *err);
+int ar_cgroup_join_self(const int *fds, size_t n, ar_err *err);
 int ar_cgroup_update(struct ar_cgroup *cg, const struct ar_resources *res, ar_err *err);
 int ar_cgroup_freeze(struct ar_cgroup *cg, bool frozen, ar_err *err);
 int ar_cgroup_is_frozen(struct ar_cgroup *cg, bool *ret, ar_err *err);

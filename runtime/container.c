@@ -298,11 +298,23 @@ static int spawn_init(struct create_job *j, struct ar_init_args *a, ar_err *err)
                   j->spec->hooks[AR_HOOK_CREATE_RUNTIME].n_hooks ||
                   j->spec->hooks[AR_HOOK_CREATE_CONTAINER].n_hooks ||
                   j->spec->hooks[AR_HOOK_START_CONTAINER].n_hooks;
-  j->pid = ar_clone3(j->ns.clone_flags, ar_cgroup_v2_fd(j->cg));
+  int *tasks = NULL;
+  size_t n_tasks = 0;
+  if (ar_cgroup_open_tasks(j->cg, &tasks, &n_tasks, err) < 0) {
+    ar_ns_parent_restore(restore, NULL);
+    return -1;
+  }
+  a->cg_tasks = tasks;
+  a->n_cg_tasks = n_tasks;
+  j->pid = ar_clone3(j->ns.clone_flags, ar_cgroup_clone_fd(j->cg));
   if (j->pid == 0) {
     close(j->sync[0]);
     ar_init_main(a);
   }
+  while (n_tasks > 0)
+    close(tasks[--n_tasks]);
+  free(tasks);
+  a->cg_tasks = NULL;
   if (j->pid < 0) {
     int e = errno;
     j->pid = 0;
@@ -373,8 +385,7 @@ static int drive_init(struct create_job *j, ar_err *err)
   j->state->pid_start = ar_proc_starttime(j->pid, NULL);
   if (ar_state_save(j->ctx->root, j->state, err) < 0) /* so a killed create's init is found */
     goto out;
-  if (ar_cgroup_v2_fd(j->cg) < 0 && ar_cgroup_enter(j->cg, j->pid, err) < 0)
-    goto out;
+  /* the child joins its cgroups itself (cgroup.h: ar_cgroup_open_tasks) */
   if (j->ns.new_user && ar_ns_write_maps(j->spec, j->pid, err) < 0)
     goto out;
   /* sync 1 carries the container process state for the OCI seccomp agent, if any */

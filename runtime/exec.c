@@ -147,11 +147,22 @@ static int spawn(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
     ar_ns_parent_restore(restore, NULL);
     return -1;
   }
-  j->pid = ar_clone3(0, j->cg ? ar_cgroup_v2_fd(j->cg) : -1);
+  int *tasks = NULL;
+  size_t n_tasks = 0;
+  if (j->cg && ar_cgroup_open_tasks(j->cg, &tasks, &n_tasks, err) < 0) {
+    ar_ns_parent_restore(restore, NULL);
+    return -1;
+  }
+  a.cg_tasks = tasks;
+  a.n_cg_tasks = n_tasks;
+  j->pid = ar_clone3(0, j->cg ? ar_cgroup_clone_fd(j->cg) : -1);
   if (j->pid == 0) {
     close(j->sync[0]);
     ar_init_main(&a);
   }
+  while (n_tasks > 0)
+    close(tasks[--n_tasks]);
+  free(tasks);
   if (j->pid < 0) {
     int e = errno;
     j->pid = 0;
@@ -170,8 +181,6 @@ static int drive(struct exec_job *j, const struct ar_exec_opts *o, ar_err *err)
   cleanup_free char *lstate = NULL;
   ar_err eof = NULL;
   int ret = -1;
-  if (j->cg && ar_cgroup_v2_fd(j->cg) < 0 && ar_cgroup_enter(j->cg, j->pid, err) < 0)
-    goto out;
   /* sync 1 carries the container process state for the OCI seccomp agent, if any */
   if (j->has_bpf && j->bpf.wants_listener && j->spec->linux_.seccomp->listener_path &&
       (lstate = ar_listener_state(j->st, j->pid, "running",

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "hooks/hooks.h"
 #include "monitor-spawn.h"
 #include "mounts.h"
@@ -348,6 +349,11 @@ void ar_init_main(struct ar_init_args *a)
   ar_err err = NULL;
 
   close_and_reset(a->lock_fd);
+  /* before anything is charged to the caller's cgroups, and before the cgroup namespace */
+  if (ar_cgroup_join_self(a->cg_tasks, a->n_cg_tasks, &err) < 0)
+    fail(&r, err, false);
+  for (size_t i = 0; i < a->n_cg_tasks; i++)
+    close(a->cg_tasks[i]);
   /* Until execve, nothing in the container may open /proc/<us>/exe (the runtime binary). */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (stage_namespaces(&r, &err) < 0 || stage_rootfs(&r, &err) < 0 ||

@@ -31,6 +31,8 @@ struct ar_init_args {
   bool net_lo_up;                 /* policy: bring lo up in the job's netns */
   struct ar_capmask caps;
   bool has_caps;
+  const int *cg_tasks; /* v1 `tasks` files to write "0" to, first thing (cgroup.h) */
+  size_t n_cg_tasks;
 };
 
 void ar_init_main(struct ar_init_args *a) __attribute__((noreturn));

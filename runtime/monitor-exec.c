@@ -224,18 +224,21 @@ static struct ar_jw *build_line(const char *id, const struct seccomp_notif *r)
 int ar_mon_handle_notify(int fd, struct ar_audit *audit)
 {
   struct ar_jw *w;
+  bool valid;
   memset(req, 0, req_size);
   if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
     return -1; /* ENOENT: the process went away before we read it */
   w = build_line(audit->id, req);
   /* Only believe what we read if the process is still the one that asked. */
-  if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0)
-    ar_audit_end(audit, w, false);
-  else
-    ar_jw_free(w);
+  valid = ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
+  /* Everything is read: let the execve go on, and write the line while it runs. */
   memset(resp, 0, resp_size);
   resp->id = req->id;
   resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
   ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+  if (valid)
+    ar_audit_end(audit, w, false);
+  else
+    ar_jw_free(w);
   return 0;
 }
