@@ -250,7 +250,7 @@ static int stage_wait_start(struct init_run *r, ar_err *err)
   while (n < 0 && errno == EINTR);
   if (n != 1)
     return ar_error(err, n < 0 ? errno : EPIPE, "wait for start");
-  r->a->fifo_fd = close_and_reset(r->a->fifo_fd);
+  /* the fifo stays open until execve closes it: `start` waits for that before poststart */
   if (r->hooks_state)
     return ar_hooks_run(&r->a->spec->hooks[AR_HOOK_START_CONTAINER], AR_HOOK_START_CONTAINER,
                         r->hooks_state, NULL, err);

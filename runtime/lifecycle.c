@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "cgroup.h"
 #include "audit.h"
@@ -33,9 +34,22 @@ static int open_init_pidfd(const struct ar_state *st)
   return fd;
 }
 
+/* The init holds the fifo (O_RDWR, CLOEXEC) until its execve: when the last writer is gone, the
+ * user program runs (or the init died), and poststart may run.  Our byte may still be unread for
+ * a moment: wait for the init to take it without taking it ourselves. */
+static void wait_exec(int watch)
+{
+  const struct timespec tick = {0, 50000};
+  struct pollfd pfd = {.fd = watch, .events = POLLIN};
+  if (watch < 0)
+    return;
+  while (poll(&pfd, 1, -1) > 0 && !(pfd.revents & (POLLHUP | POLLERR)))
+    nanosleep(&tick, NULL);
+}
+
 int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
 {
-  cleanup_close int lock = -1, fifo = -1;
+  cleanup_close int lock = -1, fifo = -1, watch = -1;
   cleanup_free char *fifo_path = NULL;
   struct ar_state *st = NULL;
   struct ar_spec *spec = NULL;
@@ -61,12 +75,16 @@ int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
   ar_monitor_signal(st, SIGUSR1); /* the deadline counts from now */
   if (st->audit_log)
     ar_audit_event(st->audit_log, id, "start", NULL, NULL, NULL);
+  /* a reader of our own, to see the init's end close when it execs */
+  watch = open(fifo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (ar_write_all(fifo, "0", 1) < 0) {
     ar_error(err, errno, "start: write exec fifo");
     goto out;
   }
+  fifo = close_and_reset(fifo);
   AR_FAULT("start:after-release");
   unlink(fifo_path);
+  wait_exec(watch);
   st->started = true;
   if (ar_state_save(ctx->root, st, err) < 0)
     goto out;
