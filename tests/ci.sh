@@ -13,7 +13,7 @@ export DEBIAN_FRONTEND=noninteractive
 deps=(build-essential autoconf automake libtool pkg-config libseccomp-dev libyajl-dev libcap-dev
 	bats jq busybox-static runc crun iproute2 procps psmisc python3 git ca-certificates
 	qemu-system-x86 linux-image-amd64 cpio docker.io podman containerd uidmap python3-yaml
-	groff-base)
+	groff-base musl-tools)
 
 install_deps() {
 	local missing=()
