@@ -400,6 +400,3 @@ start_agent() {
 	assert_eq "$(count_events "$CID" exec)" 0 "exec lines"
 	assert_eq "$(count_events "$CID" exit)" 1 "exit lines"
 }
-
-# ---------------------------------------------------------------------------
-# benchmark (AR_BENCH=1): µs per exec, audit on versus off, and the monitor's CPU per exec
