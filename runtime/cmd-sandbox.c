@@ -182,7 +182,7 @@ int ar_cmd_sandbox(struct ar_ctx *ctx, int argc, char **argv)
 {
   struct sb_args a = {0};
   struct ar_create_opts co = {0};
-  struct ar_run_opts ro = {.kill_on_interrupt = true};
+  struct ar_run_opts ro = {.kill_on_interrupt = true, .figures = true};
   struct ar_run_result res = {0};
   cleanup_free char *id = new_id(), *dir = NULL;
   ar_err err = NULL;

@@ -132,7 +132,8 @@ int ar_container_run(const struct ar_ctx *ctx, const struct ar_create_opts *o,
   wait_monitor(c->state->monitor_pid);
   while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
     ;
-  collect(ctx, c, r);
+  if (ro->figures)
+    collect(ctx, c, r);
   r->interrupted = interrupted;
   if (!ro->keep && ar_container_delete(ctx, o->id, true, err) < 0) {
     ar_container_free(c);

@@ -7,6 +7,7 @@ struct ar_run_opts {
   bool detach;
   bool keep;
   bool kill_on_interrupt; /* sandbox: SIGINT/SIGTERM kill the job (run forwards them instead) */
+  bool figures;           /* sandbox: read the cgroup's figures and the timeout marker */
 };
 
 struct ar_run_result {

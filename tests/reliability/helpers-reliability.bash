@@ -132,11 +132,17 @@ ar() {
 ar_with() {
 	local bin=$1 file=$BATS_TEST_TMPDIR/stdio
 	shift
-	: >"$file"
-	run timeout -k 5 "$AR_TIMEOUT" "$bin" --root "$AR_ROOT" "$@" </dev/null >"$file" 2>&1
+	run _to_file "$file" timeout -k 5 "$AR_TIMEOUT" "$bin" --root "$AR_ROOT" "$@"
 	output=$(head -c 65536 "$file")
 	echo "# $(basename "$bin") $* -> status $status" >&2
 	[[ -z $output ]] || printf '%s\n' "$output" >&2
+}
+
+# _to_file FILE CMD...: CMD with its stdio in FILE, never in the pipe of bats' `run`.
+_to_file() {
+	local file=$1
+	shift
+	"$@" </dev/null >"$file" 2>&1
 }
 
 ar_ok() {
