@@ -227,7 +227,7 @@ static int prepare(struct create_job *j, struct ar_init_args *a, ar_err *err)
     ar_kv_set(&j->state->annotations, &j->state->n_annotations, s->annotations[i].key,
               s->annotations[i].value);
   if (s->linux_.seccomp) {
-    if (ar_seccomp_compile(s->linux_.seccomp, &j->bpf, err) < 0)
+    if (ar_seccomp_compile_cached(s->linux_.seccomp, &j->bpf, err) < 0)
       return -1;
     j->has_bpf = true;
     a->bpf = &j->bpf;

@@ -110,7 +110,7 @@ static int load(const struct ar_ctx *ctx, const struct ar_exec_opts *o, struct e
   if (j->st->cgroup && ar_cgroup_deserialize(j->st->cgroup, &j->cg, err) < 0)
     return -1;
   if (j->spec->linux_.seccomp) {
-    if (ar_seccomp_compile(j->spec->linux_.seccomp, &j->bpf, err) < 0)
+    if (ar_seccomp_compile_cached(j->spec->linux_.seccomp, &j->bpf, err) < 0)
       return -1;
     j->has_bpf = true;
   }

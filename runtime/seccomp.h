@@ -16,6 +16,9 @@ struct ar_bpf {
 };
 
 int ar_seccomp_compile(const struct ar_seccomp *sc, struct ar_bpf *ret, ar_err *err);
+/* The same through a cache of compiled filters (/var/cache/agentrun/seccomp, or
+ * $AGENTRUN_SECCOMP_CACHE; "off" disables it): runtime/seccomp-cache.c. */
+int ar_seccomp_compile_cached(const struct ar_seccomp *sc, struct ar_bpf *ret, ar_err *err);
 /* Load in the calling process.  If bpf->wants_listener, *ret_listener gets the notify fd. */
 int ar_seccomp_load(const struct ar_bpf *bpf, int *ret_listener, ar_err *err);
 void ar_bpf_clear(struct ar_bpf *bpf);
