@@ -55,6 +55,8 @@ struct ar_jw *ar_audit_begin(const char *event, const char *id)
 static int write_line(int fd, const char *line, size_t len)
 {
   struct iovec iov[2] = {{(void *)line, len}, {"\n", 1}};
+  struct stat st;
+  off_t start = fstat(fd, &st) == 0 ? st.st_size : -1;
   ssize_t n;
   do
     n = writev(fd, iov, 2);
@@ -64,9 +66,13 @@ static int write_line(int fd, const char *line, size_t len)
   if ((size_t)n == len + 1)
     return 0;
   /* a short write (disk full): finish it, or the next line would be glued onto this one */
-  if ((size_t)n < len && ar_write_all(fd, line + n, len - n) < 0)
-    return -1;
-  return ar_write_all(fd, "\n", 1) < 0 ? -1 : 0;
+  if (((size_t)n >= len || ar_write_all(fd, line + n, len - n) >= 0) &&
+      ar_write_all(fd, "\n", 1) >= 0)
+    return 0;
+  /* it cannot be finished: take the piece back (best effort), so the log stays whole lines */
+  if (start >= 0 && ftruncate(fd, start) < 0)
+    errno = ENOSPC;
+  return -1;
 }
 
 int ar_audit_end(struct ar_audit *a, struct ar_jw *w, bool final)

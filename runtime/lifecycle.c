@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -64,6 +65,12 @@ int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
              strcmp(status, "stopped") == 0 ? " is not running" : "");
     goto out;
   }
+  /* Before the release: a create killed before commit() wrote the effective config
+   * left a half-made container, which must never start running. */
+  if (ar_container_load_spec(ctx, id, &spec, err) < 0) {
+    ar_error_wrap(err, "container \"%s\" was not completely created", id);
+    goto out;
+  }
   fifo_path = ar_statedir_path(ctx->root, id, "exec.fifo");
   fifo = open(fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fifo < 0) {
@@ -87,8 +94,6 @@ int ar_container_start(const struct ar_ctx *ctx, const char *id, ar_err *err)
   wait_exec(watch);
   st->started = true;
   if (ar_state_save(ctx->root, st, err) < 0)
-    goto out;
-  if (ar_container_load_spec(ctx, id, &spec, err) < 0)
     goto out;
   ret = ar_container_hooks(spec, st, AR_HOOK_POSTSTART, "running", err);
 out:
@@ -193,6 +198,23 @@ static int destroy(const struct ar_ctx *ctx, struct ar_state *st, struct ar_spec
   return ret;
 }
 
+/* A create killed before its first state save leaves a state dir with no state.json (at most
+ * the exec fifo in it, and nothing outside it).  A live create holds the dir's lock until that
+ * save, so once we hold the lock a dir still without state.json is debris. */
+static int remove_stateless(const struct ar_ctx *ctx, const char *id, ar_err *err)
+{
+  cleanup_free char *dir = ar_statedir_path(ctx->root, id, NULL);
+  cleanup_free char *st = ar_statedir_path(ctx->root, id, "state.json");
+  cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return 0; /* runc: --force on a container that is not there is not an error */
+  if (flock(fd, LOCK_EX) < 0)
+    return ar_error(err, errno, "lock '%s'", dir);
+  if (access(st, F_OK) == 0)
+    return ar_error(err, EBUSY, "container \"%s\" was created while it was deleted", id);
+  return ar_statedir_remove(ctx->root, id, err);
+}
+
 int ar_container_delete(const struct ar_ctx *ctx, const char *id, bool force, ar_err *err)
 {
   cleanup_close int lock = -1;
@@ -205,7 +227,7 @@ int ar_container_delete(const struct ar_ctx *ctx, const char *id, bool force, ar
     /* runc: --force on a container that is not there is not an error */
     if (force && strstr((*err)->msg, "does not exist") && ar_validate_id(id, NULL) == 0) {
       ar_error_free(err);
-      return 0;
+      return remove_stateless(ctx, id, err);
     }
     return -1;
   }
@@ -221,7 +243,9 @@ int ar_container_delete(const struct ar_ctx *ctx, const char *id, bool force, ar
     ar_error(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id, status);
     goto out;
   }
-  if (ar_container_load_spec(ctx, id, &spec, err) < 0 && !force)
+  /* No config.json: a create killed before its commit; there is nothing to run poststop
+   * hooks from, and the rest is removed as for any other container. */
+  if (ar_container_load_spec(ctx, id, &spec, err) < 0 && !force && (*err)->status != ENOENT)
     goto out;
   ar_error_free(err);
   ret = destroy(ctx, st, spec, err);

@@ -82,12 +82,13 @@ static int parse_one(const char *key, const char *val, struct ar_agent_request *
   if (strcmp(k, "memory") == 0 || strcmp(k, "tmp-size") == 0) {
     bool mem = k[0] == 'm';
     uint64_t *dst = mem ? &r->memory : &r->tmp_size;
-    if (ar_parse_size(val, dst) < 0 || *dst == 0)
+    /* above INT64_MAX the limit would wrap to -1, "unlimited", in the spec */
+    if (ar_parse_size(val, dst) < 0 || *dst == 0 || *dst > INT64_MAX)
       return bad_annotation(err, key, val, "a size such as 512m or 1g");
     return (mem ? (r->has_memory = true) : (r->has_tmp_size = true)), 0;
   }
   if (strcmp(k, "pids") == 0) {
-    if (ar_parse_uint64(val, &r->pids) < 0 || r->pids == 0)
+    if (ar_parse_uint64(val, &r->pids) < 0 || r->pids == 0 || r->pids > INT64_MAX)
       return bad_annotation(err, key, val, "a positive integer");
     return r->has_pids = true, 0;
   }

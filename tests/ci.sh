@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Install what is needed, build, and run every test: the README's test command, and CI's.
 # Run as root on Debian 12:   sudo tests/ci.sh
-# Stages (each prints TAP or automake's summary): C unit tests, the bats suite, the engines
-# (Docker, Podman, containerd), the real cgroup v2 check under qemu, and the whole bats suite
-# again against an ASan+UBSan build.  The last line is `N passed, N failed`.
+# Stages (each prints TAP or automake's summary): `make check` (C unit tests, fuzz regressions,
+# fault injection, concurrency, exhaustion, a short soak), the bats suite, the engines (Docker,
+# Podman, containerd), the real cgroup v2 check under qemu, 60 s of libFuzzer per parser under
+# ASan+UBSan, and the whole bats suite again against an ASan+UBSan build.
+# The last line is `N passed, N failed`.
 # Set CI_SKIP="engines asan cgroupv2" (any subset) to leave stages out while developing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ export DEBIAN_FRONTEND=noninteractive
 deps=(build-essential autoconf automake libtool pkg-config libseccomp-dev libyajl-dev libcap-dev
 	bats jq busybox-static runc crun iproute2 procps psmisc python3 git ca-certificates
 	qemu-system-x86 linux-image-amd64 cpio docker.io podman containerd uidmap python3-yaml
-	groff-base musl-tools)
+	groff-base musl-tools clang libclang-rt-14-dev)
 
 install_deps() {
 	local missing=()
@@ -59,23 +61,22 @@ build() {
 }
 
 # The ASan+UBSan build lives in its own copy of the tree: a configured tree cannot host a
-# second, out-of-tree build.
+# second, out-of-tree build.  It also has the fault-injection points, so that its `make check`
+# kills agentrun at each stage of create, start, exec and delete for real.
+# (stages run in a subshell: the directory is chosen out here)
+asan_dir=$(mktemp -d /tmp/agentrun-asan.XXXXXX)
+asan_build() {
+	git ls-files -z | xargs -0 cp --parents -t "$asan_dir" &&
+		(cd "$asan_dir" && ./autogen.sh >/dev/null &&
+			./configure -q --enable-asan --enable-fault-injection &&
+			make -j"$(nproc)" >/dev/null && make check)
+}
+
+# Leaks are errors; the bats suite runs the ASan binary.
 asan_suite() {
-	local dir
-	dir=$(mktemp -d /tmp/agentrun-asan.XXXXXX)
-	git ls-files -z | xargs -0 cp --parents -t "$dir" &&
-		(cd "$dir" && ./autogen.sh >/dev/null && ./configure -q --enable-asan &&
-			make -j"$(nproc)" >/dev/null && make check >/dev/null 2>&1) || {
-		echo "asan build or unit tests failed"
-		echo "0 passed, 1 failed"
-		return 1
-	}
-	# Leaks are errors; the bats suite runs the ASan binary.
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 RUNTIME="$dir/agentrun" \
-		"$dir/tests/run-bats.sh"
-	local rc=$?
-	rm -rf "$dir"
-	return $rc
+	[[ -x $asan_dir/agentrun ]] || { echo "no ASan build"; echo "0 passed, 1 failed"; return 1; }
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 RUNTIME="$asan_dir/agentrun" \
+		"$asan_dir/tests/run-bats.sh"
 }
 
 install_deps || { echo "0 passed, 1 failed"; exit 1; }
@@ -84,6 +85,9 @@ stage unit make check
 stage bats tests/run-bats.sh
 stage engines tests/engines/run.sh
 stage cgroupv2 make check-cgroupv2
+stage fuzz make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+stage asan-check asan_build
 stage asan asan_suite
+rm -rf "$asan_dir"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

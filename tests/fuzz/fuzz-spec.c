@@ -23,8 +23,8 @@ FUZZ_ENTRY(spec)
     return 0;
   }
   FUZZ_CHECK(ar_spec_to_json(a, false, &ja, &err) == 0, "emit: %s", err->msg);
-  FUZZ_CHECK(ar_spec_parse(ja, strlen(ja), "emitted", &b, &err) == 0, "re-parse: %s\n%s",
-             err->msg, ja);
+  FUZZ_CHECK(ar_spec_parse(ja, strlen(ja), "emitted", &b, &err) == 0, "re-parse: %s\n%s", err->msg,
+             ja);
   FUZZ_CHECK(ar_spec_to_json(b, false, &jb, &err) == 0, "emit 2: %s", err->msg);
   FUZZ_CHECK(strcmp(ja, jb) == 0, "round trip differs:\n%s\n%s", ja, jb);
   free(ja);

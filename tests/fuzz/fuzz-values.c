@@ -15,12 +15,23 @@ struct unit {
   uint64_t mult;
 };
 
-static const struct unit durations[] = {{"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000},
-                                        {"h", 3600000}, {NULL, 0}};
-static const struct unit sizes[] = {
-    {"", 1},          {"b", 1},          {"k", 1ULL << 10}, {"kb", 1ULL << 10}, {"kib", 1ULL << 10},
-    {"m", 1ULL << 20}, {"mb", 1ULL << 20}, {"mib", 1ULL << 20}, {"g", 1ULL << 30}, {"gb", 1ULL << 30},
-    {"gib", 1ULL << 30}, {"t", 1ULL << 40}, {"tb", 1ULL << 40}, {"tib", 1ULL << 40}, {NULL, 0}};
+static const struct unit durations[] = {{"", 1000},   {"s", 1000},    {"ms", 1},
+                                        {"m", 60000}, {"h", 3600000}, {NULL, 0}};
+static const struct unit sizes[] = {{"", 1},
+                                    {"b", 1},
+                                    {"k", 1ULL << 10},
+                                    {"kb", 1ULL << 10},
+                                    {"kib", 1ULL << 10},
+                                    {"m", 1ULL << 20},
+                                    {"mb", 1ULL << 20},
+                                    {"mib", 1ULL << 20},
+                                    {"g", 1ULL << 30},
+                                    {"gb", 1ULL << 30},
+                                    {"gib", 1ULL << 30},
+                                    {"t", 1ULL << 40},
+                                    {"tb", 1ULL << 40},
+                                    {"tib", 1ULL << 40},
+                                    {NULL, 0}};
 
 /* Decimal digits, then exactly one known unit, the product within 64 bits. */
 static int model(const char *s, const struct unit *u, uint64_t *ret)

@@ -34,8 +34,8 @@ static const struct {
   const char *name;
   fuzz_fn fn;
 } targets[] = {
-    {"spec", ar_fuzz_spec},     {"process", ar_fuzz_process},         {"resources", ar_fuzz_resources},
-    {"state", ar_fuzz_state},   {"policy", ar_fuzz_policy},           {"annotations", ar_fuzz_annotations},
+    {"spec", ar_fuzz_spec},     {"process", ar_fuzz_process}, {"resources", ar_fuzz_resources},
+    {"state", ar_fuzz_state},   {"policy", ar_fuzz_policy},   {"annotations", ar_fuzz_annotations},
     {"values", ar_fuzz_values},
 };
 

@@ -71,6 +71,7 @@ echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' 
 # build: the parsers instrumented for coverage, each target linked with libFuzzer's main
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# shellcheck disable=SC2206 # the flag strings are lists of words
 cflags=(-std=gnu11 -g -O1 $san -Wall -Wno-unused-parameter -Wno-missing-field-initializers
 	-I"$srcdir" -I"$builddir" $yajl_cflags)
 lib_sources=("$srcdir"/spec/*.c "$srcdir"/runtime/error.c "$srcdir"/runtime/utils.c
@@ -91,6 +92,7 @@ build() {
 			echo "run-fuzz.sh: no target $t" >&2
 			return 1
 		}
+		# shellcheck disable=SC2086 # a list of words
 		"$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/fuzz-$t.c" "${objs[@]}" $yajl_libs -lm \
 			-o "$out/bin/fuzz-$t" || return 1
 	done
@@ -198,7 +200,7 @@ printf '"%s"\n' s ms m h k kb kib mb mib g gb gib t tb tib = '\\n' timeout memor
 # run
 
 fuzz_one() { # fuzz_one TARGET: runs it, prints "TARGET execs cpu_seconds crashes"
-	local t=$1 dict=$out/json.dict max_len=16384 cpu stats execs crashes
+	local t=$1 dict=$out/json.dict max_len=16384 cpu execs crashes
 	[[ $t == values || $t == annotations ]] && dict=$out/values.dict
 	[[ $t == values ]] && max_len=256
 	[[ $t == annotations ]] && max_len=4096

@@ -50,7 +50,10 @@ killed_at() {
 init_netns() {
 	local pid
 	pid=$(jq -r '.pid // 0' "$AR_ROOT/$1/state.json" 2>/dev/null)
-	[[ $pid -gt 0 ]] && netns_of "$pid"
+	if [[ $pid -gt 0 ]]; then
+		netns_of "$pid"
+	fi
+	return 0
 }
 
 # never_running ID: list works and does not show ID running; state does not crash.

@@ -72,10 +72,13 @@ rel_setup() {
 	cd "$BUNDLE" || return 1
 }
 
-# write_policy [JQ-EXPR]: the hardened defaults, the audit dir in the test, edited by JQ-EXPR.
+# write_policy [JQ-EXPR [JQ-OPTIONS...]]: the hardened defaults, the audit dir in the test,
+# edited by JQ-EXPR.
 write_policy() {
-	jq -n --arg a "$AUDIT" "{audit: {dir: \$a}} | ${1:-.}" >"$BATS_TEST_TMPDIR/policy.json" ||
-		fail "bad policy expression $1"
+	local expr=${1:-.}
+	(($#)) && shift
+	jq -n --arg audit_dir "$AUDIT" "$@" "{audit: {dir: \$audit_dir}} | $expr" \
+		>"$BATS_TEST_TMPDIR/policy.json" || fail "bad policy expression $expr"
 	export AGENTRUN_POLICY=$BATS_TEST_TMPDIR/policy.json
 }
 
