@@ -11,9 +11,10 @@
 
 #include "utils.h"
 
-static bool read_u64(const char *dir, const char *file, uint64_t *ret)
+/* dir/file into buf (NUL-terminated); false when there is no such file or it is empty. */
+static bool read_small(const char *dir, const char *file, char *buf, size_t len)
 {
-  char path[4096], buf[64];
+  char path[4096];
   int fd;
   ssize_t n;
   if (dir == NULL)
@@ -21,31 +22,27 @@ static bool read_u64(const char *dir, const char *file, uint64_t *ret)
   snprintf(path, sizeof(path), "%s/%s", dir, file);
   if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
     return false;
-  n = read(fd, buf, sizeof(buf) - 1);
+  n = read(fd, buf, len - 1);
   close(fd);
   if (n <= 0)
     return false;
   buf[n] = '\0';
-  return ar_parse_uint64(strtok(buf, "\n"), ret) == 0;
+  return true;
+}
+
+static bool read_u64(const char *dir, const char *file, uint64_t *ret)
+{
+  char buf[64];
+  return read_small(dir, file, buf, sizeof(buf)) && ar_parse_uint64(strtok(buf, "\n"), ret) == 0;
 }
 
 /* "key value" lines (memory.events, cpu.stat, memory.oom_control). */
 static bool read_keyed(const char *dir, const char *file, const char *key, uint64_t *ret)
 {
-  char path[4096], buf[4096];
+  char buf[4096];
   size_t klen = strlen(key);
-  int fd;
-  ssize_t n;
-  if (dir == NULL)
+  if (!read_small(dir, file, buf, sizeof(buf)))
     return false;
-  snprintf(path, sizeof(path), "%s/%s", dir, file);
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-    return false;
-  n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
   for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
     if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
       return (*ret = strtoull(line + klen + 1, NULL, 10)), true;

@@ -38,6 +38,7 @@
 #include "runtime/agent-seccomp.h"
 #include "runtime/seccomp.h"
 #include "runtime/utils.h"
+#include "tests/unit/tap.h"
 
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
@@ -50,22 +51,7 @@
 #define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
 #define BAD_INSN 0xdeadbeefu
 
-static int n_tests, n_failed;
 
-static void __attribute__((format(printf, 2, 3))) ok(bool cond, const char *fmt, ...)
-{
-  va_list ap;
-
-  n_tests++;
-  if (!cond)
-    n_failed++;
-  printf("%sok %d - ", cond ? "" : "not ", n_tests);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 static struct ar_bpf plain_bpf, audit_bpf;
 

@@ -20,25 +20,11 @@
 #include "runtime/cgroup.h"
 #include "runtime/log.h"
 #include "runtime/utils.h"
+#include "tests/unit/tap.h"
 
-static int n_tests, n_failed;
 static enum ar_cgroup_mode mode;
 static char id_base[64];
 
-static void __attribute__((format(printf, 2, 3))) ok(bool cond, const char *fmt, ...)
-{
-  va_list ap;
-
-  n_tests++;
-  if (!cond)
-    n_failed++;
-  printf("%sok %d - ", cond ? "" : "not ", n_tests);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 static void skip(const char *why)
 {

@@ -20,27 +20,13 @@
 #include "runtime/log.h"
 #include "runtime/seccomp.h"
 #include "runtime/utils.h"
+#include "tests/unit/tap.h"
 
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS */
 #endif
 
-static int n_tests, n_failed;
 
-static void __attribute__((format(printf, 2, 3))) ok(bool cond, const char *fmt, ...)
-{
-  va_list ap;
-
-  n_tests++;
-  if (!cond)
-    n_failed++;
-  printf("%sok %d - ", cond ? "" : "not ", n_tests);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 #define STRV(...) ((char *[]){__VA_ARGS__})
 #define NAMES(...) ((char *[]){__VA_ARGS__}), (sizeof((char *[]){__VA_ARGS__}) / sizeof(char *))
